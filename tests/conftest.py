@@ -1,0 +1,96 @@
+"""Shared fixtures: real hook scripts in tmp_path, the real CLI in a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+MAGIHOOK = ROOT / "magihook.py"
+sys.path.insert(0, str(ROOT))
+
+
+class CliResult:
+    def __init__(self, completed: subprocess.CompletedProcess) -> None:
+        self.returncode = completed.returncode
+        self.stdout = completed.stdout.decode("utf-8", "replace")
+        self.stderr = completed.stderr.decode("utf-8", "replace")
+
+    @property
+    def json(self) -> Dict[str, Any]:
+        lines = self.stdout.splitlines()
+        assert len(lines) == 1, self.stdout
+        return json.loads(lines[0])
+
+    def events(self, kind: Optional[str] = None) -> list:
+        return [e for e in self.json["events"] if kind is None or e["type"] == kind]
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    """No user settings leak in: HOME is empty, MAGIHOOK_CONFIG unset."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("MAGIHOOK_CONFIG", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    return home
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project folder to run hooks in."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def write_script(folder: Path, name: str, body: str) -> Path:
+    path = folder / name
+    path.write_text(body)
+    path.chmod(0o755)
+    return path
+
+
+def write_settings(folder: Path, hooks: Dict[str, Any], name: str = "settings.json",
+                   **top: Any) -> Path:
+    path = folder / name
+    document = {"hooks": hooks}
+    document.update(top)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def run_cli(*args: str, event: Any = None, stdin: Optional[bytes] = None, cwd: Any = None,
+            env: Optional[Dict[str, str]] = None, timeout: float = 60) -> CliResult:
+    if stdin is None and event is not None:
+        stdin = json.dumps(event).encode()
+    completed = subprocess.run(
+        [sys.executable, str(MAGIHOOK), *args], input=stdin if stdin is not None else b"",
+        capture_output=True, cwd=cwd, env=env, timeout=timeout,
+    )
+    return CliResult(completed)
+
+
+def bash_event(command: str = "ls -la", call_id: str = "call_1", **extra: Any) -> Dict[str, Any]:
+    event = {"tool": {"name": "bash", "call_id": call_id},
+             "request": {"command": command, "timeout": 30}}
+    event.update(extra)
+    return event
+
+
+def after_event(tool: str = "bash", request: Any = None, content: str = "out",
+                call_id: str = "call_1", **extra: Any) -> Dict[str, Any]:
+    event = {"tool": {"name": tool, "call_id": call_id},
+             "request": request if request is not None else {"command": "ls"},
+             "result": {"tool_name": tool, "success": True, "content": content,
+                        "metadata": {}}}
+    event.update(extra)
+    return event
