@@ -271,9 +271,11 @@ def read_settings_document(path: str) -> Dict[str, Any]:
     except IsADirectoryError:
         raise SettingsError("%s: settings path is a directory" % path) from None
     except OSError as exc:
-        raise SettingsError("%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
+        raise SettingsError(
+            "%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
     if len(raw) > SETTINGS_MAX_BYTES:
-        raise SettingsError("%s: settings file is larger than %d bytes" % (path, SETTINGS_MAX_BYTES))
+        raise SettingsError(
+            "%s: settings file is larger than %d bytes" % (path, SETTINGS_MAX_BYTES))
     if not raw.strip():
         raise SettingsError("%s: settings file is empty" % path)
     document = _parse_toml(path, raw) if path.endswith(".toml") else _parse_settings_json(path, raw)
