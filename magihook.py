@@ -34,7 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 __version__ = "0.1.0"
 __all__ = [
@@ -154,24 +154,796 @@ class Interrupted(MagihookError):
     """magihook got SIGTERM or SIGINT while a hook ran; raised so every cleanup runs."""
 
 
-def json_path(parts: Sequence[Any]) -> str:
-    """`$.hooks.after_tool[0].failure_policy`, the format jsonschema's `json_path` uses."""
-    text = "$"
-    for part in parts:
-        text += "[%d]" % part if isinstance(part, int) else "." + part
-    return text
-
-
 # =================================================================================================
 # 3. Settings: schema and validation
 # =================================================================================================
-# (replaced by the schema section)
+# SETTINGS_SCHEMA is the single source of truth for the settings file (schema.json is a
+# byte-for-byte dump of it, kept equal by a test).  schema_error() checks a settings document
+# against it with one of two engines that must give the SAME answer:
+#   - "jsonschema": the real library (imported lazily: it is optional and costs tens of ms);
+#   - "builtin": a tiny stdlib interpreter of exactly the keywords used below, which replays
+#     jsonschema's error order and best_match() relevance so a vendored copy without jsonschema
+#     reports the same (path, message).
+# Messages are never jsonschema's text: those echo instance values, which may hold hook command
+# text.  Both engines feed the raw failure (keyword, path, schema fragment, instance) to
+# _describe(), the only place messages are written.
+#
+# Integers: booleans are not integers (both engines), and, as draft 2020-12 says, a float with
+# a zero fraction (5.0) IS an integer, so it validates; whoever reads the settings converts it
+# with int().  5.5 is rejected.
 
-SETTINGS_SCHEMA: Dict[str, Any] = {}
+SETTINGS_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "magihook settings",
+    "description": (
+        "The agent's whole settings file as magihook reads it: the 'hooks' section and "
+        "tools.bash.absolute_paths. Every other top-level key is allowed and ignored."
+    ),
+    "type": "object",
+    "properties": {
+        "hooks": {"$ref": "#/$defs/hooks"},
+        "tools": {
+            "description": "Agent tool settings; magihook reads only tools.bash.absolute_paths.",
+            "type": "object",
+            "properties": {
+                "bash": {
+                    "description": "Settings of the bash tool; magihook reads only absolute_paths.",
+                    "type": "object",
+                    "properties": {
+                        "absolute_paths": {
+                            "description": (
+                                "Whether absolute paths may appear in commands. When false, "
+                                "hook command preflight rejects absolute paths."
+                            ),
+                            "type": "boolean",
+                            "default": True,
+                        },
+                    },
+                },
+            },
+        },
+    },
+    "$defs": {
+        "hooks": {
+            "description": "Tool-call hook settings. Unknown keys are errors.",
+            "type": "object",
+            "properties": {
+                "enabled": {
+                    "description": "Master switch. false makes hooks inert.",
+                    "type": "boolean",
+                    "default": False,
+                },
+                "show_in_tui": {
+                    "description": (
+                        "Display-only opt-in for hook running/success/failure rows. Does not "
+                        "enable hooks and does not control injected-content rows."
+                    ),
+                    "type": "boolean",
+                    "default": False,
+                },
+                "injected_content": {
+                    "description": "Visibility of provider context injection rows (display only).",
+                    "type": "object",
+                    "properties": {
+                        "show_in_transcript": {
+                            "description": "Show provider context injection rows in the transcript.",
+                            "type": "boolean",
+                            "default": False,
+                        },
+                        "show_in_activity_tree": {
+                            "description": (
+                                "Show provider context injection rows in the activity tree, under "
+                                "the related tool/message activity or as root rows."
+                            ),
+                            "type": "boolean",
+                            "default": False,
+                        },
+                        "style": {
+                            "description": (
+                                "'content' shows redacted, truncated injected content; 'metadata' "
+                                "shows only label, status, item count and byte count."
+                            ),
+                            "type": "string",
+                            "enum": ["content", "metadata"],
+                            "default": "content",
+                        },
+                    },
+                    "additionalProperties": False,
+                },
+                "payload": {
+                    "description": "Default payload mode for hooks.",
+                    "type": "string",
+                    "enum": ["redacted", "full"],
+                    "default": "redacted",
+                },
+                "timeout_seconds": {
+                    "description": "Per-hook process timeout in seconds. A timeout is a hook failure.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 60,
+                    "default": 5,
+                },
+                "stdout_max_bytes": {
+                    "description": "Max captured stdout bytes. Exceeding it is a hook failure.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 65536,
+                    "default": 8192,
+                },
+                "stderr_max_bytes": {
+                    "description": "Max captured stderr bytes. Exceeding it is a hook failure.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 65536,
+                    "default": 8192,
+                },
+                "provider_context_injection": {
+                    "description": (
+                        "Default opt-in for successful after_tool/after_assistant/after_reasoning "
+                        "hooks to inject stdout context_items as provider-visible user messages."
+                    ),
+                    "type": "boolean",
+                    "default": False,
+                },
+                "provider_context_max_bytes": {
+                    "description": "Max total UTF-8 bytes of injected context content per hook.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 16384,
+                    "default": 4096,
+                },
+                "failure_policy": {
+                    "description": (
+                        "Default handling of hook failures. 'block' is valid only for "
+                        "before_tool; after-phase hooks must then set their own policy."
+                    ),
+                    "type": "string",
+                    "enum": ["ignore", "warn", "block", "fail"],
+                    "default": "warn",
+                },
+                "before_tool": {
+                    "description": "Hooks run, in order, before a matching tool runs.",
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/hook"},
+                    "default": [],
+                },
+                "after_tool": {
+                    "description": "Hooks run, in order, after a matching tool ran. 'block' is rejected.",
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/after_phase_hook"},
+                    "default": [],
+                },
+                "after_assistant": {
+                    "description": (
+                        "Hooks run after a complete assistant message. 'block' is rejected; "
+                        "include_tools/exclude_tools do not apply."
+                    ),
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/after_phase_hook"},
+                    "default": [],
+                },
+                "after_reasoning": {
+                    "description": (
+                        "Hooks run after a complete reasoning summary. 'block' is rejected; "
+                        "include_tools/exclude_tools do not apply."
+                    ),
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/after_phase_hook"},
+                    "default": [],
+                },
+            },
+            "additionalProperties": False,
+            "allOf": [
+                {
+                    # Rule (b): an after-phase hook without its own policy would inherit
+                    # a global 'block', which is not allowed after the tool ran.
+                    "if": {
+                        "properties": {"failure_policy": {"const": "block"}},
+                        "required": ["failure_policy"],
+                    },
+                    "then": {
+                        "properties": {
+                            "after_tool": {"items": {"$ref": "#/$defs/rule_inherited_block"}},
+                            "after_assistant": {"items": {"$ref": "#/$defs/rule_inherited_block"}},
+                            "after_reasoning": {"items": {"$ref": "#/$defs/rule_inherited_block"}},
+                        },
+                    },
+                },
+                {
+                    # Rule (c), inherited half: unless the global payload is 'full', a hook
+                    # with a foreign dialect must set payload itself.
+                    "if": {
+                        "properties": {"payload": {"const": "full"}},
+                        "required": ["payload"],
+                    },
+                    "else": {
+                        "properties": {
+                            "before_tool": {"items": {"$ref": "#/$defs/foreign_dialect_payload"}},
+                            "after_tool": {"items": {"$ref": "#/$defs/foreign_dialect_payload"}},
+                            "after_assistant": {"items": {"$ref": "#/$defs/foreign_dialect_payload"}},
+                            "after_reasoning": {"items": {"$ref": "#/$defs/foreign_dialect_payload"}},
+                        },
+                    },
+                },
+            ],
+        },
+        "hook": {
+            "description": "One hook definition. Unknown keys are errors.",
+            "type": "object",
+            "properties": {
+                "label": {
+                    "description": "Local diagnostic label. An empty label becomes 'hook'.",
+                    "type": "string",
+                    "default": "hook",
+                },
+                "command": {
+                    "description": "Shell command run after the safety preflight.",
+                    "type": "string",
+                    "minLength": 1,
+                },
+                "payload": {
+                    "description": "Payload mode of this hook. Defaults to the global hooks.payload.",
+                    "type": "string",
+                    "enum": ["redacted", "full"],
+                },
+                "failure_policy": {
+                    "description": (
+                        "Failure policy of this hook. Defaults to the global hooks.failure_policy. "
+                        "'block' only works in before_tool."
+                    ),
+                    "type": "string",
+                    "enum": ["ignore", "warn", "block", "fail"],
+                },
+                "timeout_seconds": {
+                    "description": "Timeout of this hook in seconds. Defaults to the global hooks.timeout_seconds.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 60,
+                },
+                "stdout_max_bytes": {
+                    "description": "stdout cap of this hook. Defaults to the global hooks.stdout_max_bytes.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 65536,
+                },
+                "stderr_max_bytes": {
+                    "description": "stderr cap of this hook. Defaults to the global hooks.stderr_max_bytes.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 65536,
+                },
+                "provider_context_injection": {
+                    "description": (
+                        "Context injection opt-in of this hook (after phases only). Defaults to "
+                        "the global hooks.provider_context_injection."
+                    ),
+                    "type": "boolean",
+                },
+                "provider_context_max_bytes": {
+                    "description": (
+                        "Injected context byte limit of this hook. Defaults to the global "
+                        "hooks.provider_context_max_bytes."
+                    ),
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 16384,
+                },
+                "include_tools": {
+                    "description": (
+                        "If non-empty, the hook runs only for these tools. No effect for "
+                        "after_assistant/after_reasoning."
+                    ),
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/tool_name"},
+                    "default": [],
+                },
+                "exclude_tools": {
+                    "description": (
+                        "The hook does not run for these tools (applied after include_tools). "
+                        "No effect for after_assistant/after_reasoning."
+                    ),
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/tool_name"},
+                    "default": [],
+                },
+                "dialect": {
+                    "description": (
+                        "Stdin/stdout protocol of the hook script: magihook's own, or that of "
+                        "another agent so its scripts run unchanged. A foreign dialect needs "
+                        "payload 'full'."
+                    ),
+                    "type": "string",
+                    "enum": ["magihook", "claude-code", "codex", "gemini"],
+                    "default": "magihook",
+                },
+            },
+            "required": ["command"],
+            "additionalProperties": False,
+            # Rule (c), explicit half: "type": "object" keeps the rule off non-objects (the
+            # type error reports those).
+            "if": {
+                "type": "object",
+                "properties": {"dialect": {"enum": ["claude-code", "codex", "gemini"]}},
+                "required": ["dialect"],
+            },
+            "then": {"$ref": "#/$defs/rule_dialect_payload_set"},
+        },
+        "after_phase_hook": {
+            "description": "A hook definition of an after phase: failure_policy 'block' is rejected.",
+            "$ref": "#/$defs/hook",
+            "properties": {
+                "failure_policy": {"$ref": "#/$defs/rule_after_phase_no_block"},
+            },
+        },
+        "tool_name": {
+            "description": "A built-in tool name (exact, lower case).",
+            "type": "string",
+            "enum": [
+                "read", "bash", "shell", "hash_edit", "write", "ffgrep",
+                "parallel_subagents", "web_search", "code_search",
+            ],
+        },
+        # The rule_* definitions are what _describe() recognises custom failures by. Those
+        # that fail on a hook object say "type": "object": best_match ranks an error from a
+        # schema whose "type" matches the instance below one from a schema without "type",
+        # and the hook's own errors (e.g. a missing command) should win, as found first.
+        "rule_after_phase_no_block": {
+            "description": "Rule: an after-phase hook cannot block; the tool already ran.",
+            "not": {"const": "block"},
+        },
+        "rule_inherited_block": {
+            "type": "object",
+            "description": (
+                "Rule: with a global failure_policy 'block', an after-phase hook must set its "
+                "own failure_policy."
+            ),
+            "required": ["failure_policy"],
+        },
+        "rule_dialect_payload_set": {
+            "type": "object",
+            "description": "Rule: a hook with a foreign dialect cannot set payload 'redacted'.",
+            "not": {
+                "properties": {"payload": {"const": "redacted"}},
+                "required": ["payload"],
+            },
+        },
+        "foreign_dialect_payload": {
+            "description": "Applies rule_dialect_payload_inherited to hooks with a foreign dialect.",
+            "if": {
+                "properties": {"dialect": {"enum": ["claude-code", "codex", "gemini"]}},
+                "required": ["dialect"],
+            },
+            "then": {"$ref": "#/$defs/rule_dialect_payload_inherited"},
+        },
+        "rule_dialect_payload_inherited": {
+            "type": "object",
+            "description": (
+                "Rule: unless the global payload is 'full', a hook with a foreign dialect must "
+                "set payload 'full' itself."
+            ),
+            "required": ["payload"],
+        },
+    },
+}
+
+# Each custom rule's $defs name -> the keyword that fails when the rule is broken.
+_RULE_KEYWORDS = {
+    "rule_after_phase_no_block": "not",
+    "rule_inherited_block": "required",
+    "rule_dialect_payload_set": "not",
+    "rule_dialect_payload_inherited": "required",
+}
+_DIALECT_AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+_SHORT_CHARS = 40
+_ANNOTATION_KEYWORDS = frozenset(
+    ["$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples"]
+)
+
+SchemaProblem = Tuple[str, str]  # (json_path, message)
 
 
-def schema_error(document: object, engine: str = "builtin") -> Optional[Tuple[str, str]]:
+def schema_error(document: object, engine: str = "builtin") -> Optional[SchemaProblem]:
+    """Validate a whole settings document; None if valid, else the best (json_path, message)."""
+    if engine == "jsonschema":
+        return _jsonschema_error(document)
+    if engine == "builtin":
+        return _builtin_error(document)
+    raise ValueError("unknown schema engine %r (use 'builtin' or 'jsonschema')" % (engine,))
+
+
+def _jsonschema_error(document: object) -> Optional[SchemaProblem]:
+    # Imported here only: jsonschema is optional and slow to import.
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(SETTINGS_SCHEMA)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if error is None:
+        return None
+    return _describe(error.validator, error.json_path, error.schema, error.instance)
+
+
+# -- messages (shared by both engines) --
+
+
+def _describe(keyword: str, json_path: str, fragment: Any, instance: Any) -> SchemaProblem:
+    """Turn one raw failure into (json_path, message) without echoing command text.
+
+    keyword is the failing schema keyword, json_path the instance location, fragment the schema
+    object holding the keyword, instance the value it failed on.
+    """
+    rule = _rule_name(keyword, fragment)
+    if rule == "rule_after_phase_no_block":
+        return json_path, "'block' is only allowed for before_tool hooks"
+    if rule == "rule_inherited_block":
+        return json_path, (
+            "failure_policy 'block' is inherited from $.hooks.failure_policy and is only "
+            "allowed for before_tool hooks; set this hook's failure_policy to 'ignore', "
+            "'warn' or 'fail'"
+        )
+    if rule == "rule_dialect_payload_set":
+        return json_path + _json_path_segment("payload"), (
+            "%s, so its payload must be 'full', not 'redacted'" % _dialect_reason(instance)
+        )
+    if rule == "rule_dialect_payload_inherited":
+        return json_path, (
+            "%s, so it needs payload 'full'; set this hook's payload to 'full' (the global "
+            "$.hooks.payload is 'redacted')" % _dialect_reason(instance)
+        )
+    if keyword == "type":
+        return json_path, "expected %s, got %s" % (_expected_types(fragment["type"]), _type_phrase(instance))
+    if keyword == "enum":
+        return json_path, _enum_message(fragment["enum"], instance)
+    if keyword == "const":
+        return json_path, "must be %s" % _short(fragment["const"])
+    if keyword in ("minimum", "maximum"):
+        return json_path, _bounds_message(fragment, instance)
+    if keyword == "minLength":
+        if fragment["minLength"] == 1:
+            return json_path, "must not be empty"
+        return json_path, "must be at least %d characters long" % fragment["minLength"]
+    if keyword == "required":
+        missing = [key for key in fragment["required"] if key not in instance]
+        # jsonschema yields one error per missing key, the first one first; same here.
+        return json_path, "missing required key %s" % _short(missing[0])
+    if keyword == "additionalProperties":
+        return _unknown_key_problem(json_path, fragment, instance)
+    return json_path, "is not allowed here (%s)" % keyword
+
+
+def _rule_name(keyword: str, fragment: Any) -> Optional[str]:
+    # Custom rules are recognised by the $defs entry that failed (and its rule keyword: a
+    # rule's "type" failing is an ordinary type error), never by message text.
+    if not isinstance(fragment, dict):
+        return None
+    defs = SETTINGS_SCHEMA["$defs"]
+    for name, rule_keyword in _RULE_KEYWORDS.items():
+        if keyword == rule_keyword and fragment == defs[name]:
+            return name
     return None
+
+
+def _dialect_reason(hook: Any) -> str:
+    # The rules only fire when dialect is one of the foreign enum values, so it is safe to show.
+    dialect = hook.get("dialect") if isinstance(hook, dict) else None
+    agent = _DIALECT_AGENTS.get(dialect, "that agent")
+    return "a hook with dialect %s receives %s's unredacted hook stdin" % (_short(dialect), agent)
+
+
+def _article(name: str) -> str:
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def _expected_types(types: Any) -> str:
+    names = [types] if isinstance(types, str) else list(types)
+    return " or ".join("null" if name == "null" else _article(name) for name in names)
+
+
+def _type_phrase(value: Any) -> str:
+    """How the user should read the JSON type of value (bool before int: bool is an int)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "an integer" if value.is_integer() else "a non-integer number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return _article(type(value).__name__)  # e.g. a TOML datetime
+
+
+def _short(value: Any) -> str:
+    """A short scalar for a message: quoted strings cut to 40 chars, JSON spelling of literals."""
+    if isinstance(value, str):
+        cut = value if len(value) <= _SHORT_CHARS else value[:_SHORT_CHARS] + "..."
+        return repr(cut)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and len(str(value)) <= _SHORT_CHARS:
+        return str(value)
+    return "a value"
+
+
+def _enum_message(allowed: Any, value: Any) -> str:
+    message = "must be one of " + ", ".join(_short(each) for each in allowed)
+    if isinstance(value, (str, int, type(None))):  # scalars only; enums never guard command text
+        got = "got %s" % _short(value)
+        suggestion = _suggest(value, allowed) if isinstance(value, str) else None
+        if suggestion is not None:
+            got += "; did you mean %s?" % _short(suggestion)
+        message += " (%s)" % got
+    return message
+
+
+def _bounds_message(fragment: Dict[str, Any], value: Any) -> str:
+    if "minimum" in fragment and "maximum" in fragment:
+        message = "must be between %s and %s" % (fragment["minimum"], fragment["maximum"])
+    elif "minimum" in fragment:
+        message = "must be at least %s" % fragment["minimum"]
+    else:
+        message = "must be at most %s" % fragment["maximum"]
+    if type(value) is int and len(str(value)) <= _SHORT_CHARS:
+        message += " (got %d)" % value
+    return message
+
+
+def _unknown_keys(instance: Dict[Any, Any], fragment: Dict[str, Any]) -> list:
+    # Same set and order as jsonschema's additionalProperties: keys not in "properties",
+    # sorted by str().
+    known = fragment.get("properties", {})
+    return sorted((key for key in instance if key not in known), key=str)
+
+
+def _unknown_key_problem(json_path: str, fragment: Dict[str, Any], instance: Any) -> SchemaProblem:
+    # jsonschema reports additionalProperties at the object; point at the first unknown key.
+    extras = _unknown_keys(instance, fragment)
+    key = extras[0]
+    message = "unknown key %s" % _short(str(key))
+    suggestion = _suggest(str(key), list(fragment.get("properties", {})))
+    if suggestion is not None:
+        message += " (did you mean %s?)" % _short(suggestion)
+    if len(extras) > 1:
+        others = ", ".join(_short(str(each)) for each in extras[1:4])
+        message += "; also unknown: " + others + (", ..." if len(extras) > 4 else "")
+    return json_path + _json_path_segment(key), message
+
+
+def _suggest(word: str, candidates: Any) -> Optional[str]:
+    # difflib is only needed on this error path.
+    import difflib
+
+    strings = [each for each in candidates if isinstance(each, str)]
+    for each in strings:
+        if each.lower() == word.lower():
+            return each
+    close = difflib.get_close_matches(word, strings, n=1)
+    return close[0] if close else None
+
+
+def _json_path_segment(key: Any) -> str:
+    """One step of jsonschema's ValidationError.json_path: [0], .name or ['odd key']."""
+    if isinstance(key, int):
+        return "[%d]" % key
+    if _is_plain_name(key):
+        return "." + key
+    return "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
+
+
+def _is_plain_name(key: str) -> bool:
+    # jsonschema tests re.match("^[a-zA-Z][a-zA-Z0-9_]*$"); "$" also matches before one
+    # final newline, so "abc\n" counts as plain there and here.
+    if key.endswith("\n"):
+        key = key[:-1]
+    if not key or not key.isascii():
+        return False
+    return key[0].isalpha() and all(char.isalnum() or char == "_" for char in key)
+
+
+def json_path(path: Sequence[Any]) -> str:
+    """`$.hooks.after_tool[0].failure_policy`: the format of jsonschema's `json_path`."""
+    return "$" + "".join(_json_path_segment(each) for each in path)
+
+
+# -- builtin engine: a stdlib interpreter of the keywords SETTINGS_SCHEMA uses --
+#
+# It walks keywords in each schema object's dict order and descends exactly where jsonschema
+# does (properties, items, allOf, $ref, if/then/else), so errors come out in jsonschema's
+# iteration order; _relevance() is jsonschema.exceptions.relevance and max() is best_match()
+# (our schema has no anyOf/oneOf, so no error has a context to descend into).
+
+RawError = Tuple[Tuple[Any, ...], str, Dict[str, Any], Any]  # (path, keyword, fragment, instance)
+
+
+def _builtin_error(document: object) -> Optional[SchemaProblem]:
+    errors = _iter_errors(SETTINGS_SCHEMA, document, ())
+    best = max(errors, key=_relevance, default=None)  # max keeps the first of equals, as jsonschema
+    if best is None:
+        return None
+    path, keyword, fragment, instance = best
+    return _describe(keyword, json_path(path), fragment, instance)
+
+
+def _relevance(error: RawError) -> tuple:
+    # jsonschema's key: (-len(path), path, not weak, strong, not matches type). No keyword of
+    # ours is weak (anyOf/oneOf) or strong, so those two entries are constants.
+    path, _keyword, fragment, instance = error
+    return (-len(path), path, True, False, not _fragment_type_matches(fragment, instance))
+
+
+def _fragment_type_matches(fragment: Dict[str, Any], instance: Any) -> bool:
+    # jsonschema's ValidationError._matches_type: the failing schema object's own "type".
+    if "type" not in fragment:
+        return False
+    types = fragment["type"]
+    names = [types] if isinstance(types, str) else types
+    return any(_is_type(instance, name) for name in names)
+
+
+def _is_type(value: Any, name: str) -> bool:
+    """jsonschema's draft 2020-12 type checker."""
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "array":
+        return isinstance(value, list)
+    if name == "string":
+        return isinstance(value, str)
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "null":
+        return value is None
+    if isinstance(value, bool):  # bool is an int subclass but never a JSON number
+        return False
+    if name == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if name == "number":
+        import numbers  # jsonschema uses numbers.Number; loaded only when a number is checked
+
+        return isinstance(value, numbers.Number)
+    raise ValueError("builtin schema engine: unknown type %r" % (name,))
+
+
+def _equal(one: Any, two: Any) -> bool:
+    """jsonschema._utils.equal: JSON equality, where true is not 1 and false is not 0."""
+    if one is two:
+        return True
+    if isinstance(one, str) or isinstance(two, str):
+        return one == two
+    if isinstance(one, list) and isinstance(two, list):
+        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two))
+    if isinstance(one, dict) and isinstance(two, dict):
+        return one.keys() == two.keys() and all(_equal(one[key], two[key]) for key in one)
+    if isinstance(one, bool) or isinstance(two, bool):
+        return isinstance(one, bool) and isinstance(two, bool) and one == two
+    return one == two
+
+
+def _is_valid(schema: Dict[str, Any], instance: Any) -> bool:
+    return next(_iter_errors(schema, instance, ()), None) is None
+
+
+def _iter_errors(schema: Any, instance: Any, path: Tuple[Any, ...]) -> Iterator[RawError]:
+    if not isinstance(schema, dict):
+        raise ValueError("builtin schema engine: boolean schemas are not supported")
+    for keyword, value in schema.items():
+        if keyword in _ANNOTATION_KEYWORDS or keyword in ("then", "else"):
+            continue  # annotations; then/else are read by "if"
+        check = _KEYWORD_CHECKS.get(keyword)
+        if check is None:
+            # A schema edit that uses a new keyword must extend this engine, not be skipped.
+            raise ValueError("builtin schema engine: unsupported keyword %r" % (keyword,))
+        yield from check(value, instance, schema, path)
+
+
+def _check_type(value, instance, schema, path):
+    names = [value] if isinstance(value, str) else value
+    if not any(_is_type(instance, name) for name in names):
+        yield path, "type", schema, instance
+
+
+def _check_enum(value, instance, schema, path):
+    if all(not _equal(each, instance) for each in value):
+        yield path, "enum", schema, instance
+
+
+def _check_const(value, instance, schema, path):
+    if not _equal(instance, value):
+        yield path, "const", schema, instance
+
+
+def _check_minimum(value, instance, schema, path):
+    if _is_type(instance, "number") and instance < value:
+        yield path, "minimum", schema, instance
+
+
+def _check_maximum(value, instance, schema, path):
+    if _is_type(instance, "number") and instance > value:
+        yield path, "maximum", schema, instance
+
+
+def _check_min_length(value, instance, schema, path):
+    if isinstance(instance, str) and len(instance) < value:
+        yield path, "minLength", schema, instance
+
+
+def _check_properties(value, instance, schema, path):
+    if isinstance(instance, dict):
+        for key, subschema in value.items():
+            if key in instance:
+                yield from _iter_errors(subschema, instance[key], path + (key,))
+
+
+def _check_additional_properties(value, instance, schema, path):
+    if value is not False:
+        raise ValueError("builtin schema engine: only additionalProperties: false is supported")
+    if isinstance(instance, dict) and _unknown_keys(instance, schema):
+        yield path, "additionalProperties", schema, instance
+
+
+def _check_required(value, instance, schema, path):
+    if isinstance(instance, dict):
+        for key in value:
+            if key not in instance:
+                yield path, "required", schema, instance
+
+
+def _check_items(value, instance, schema, path):
+    if isinstance(instance, list):
+        for index, item in enumerate(instance):
+            yield from _iter_errors(value, item, path + (index,))
+
+
+def _check_all_of(value, instance, schema, path):
+    for subschema in value:
+        yield from _iter_errors(subschema, instance, path)
+
+
+def _check_ref(value, instance, schema, path):
+    yield from _iter_errors(_resolve_ref(value), instance, path)
+
+
+def _resolve_ref(ref: str) -> Any:
+    if not ref.startswith("#/"):
+        raise ValueError("builtin schema engine: only local $ref is supported, not %r" % (ref,))
+    target: Any = SETTINGS_SCHEMA
+    for part in ref[2:].split("/"):
+        target = target[part.replace("~1", "/").replace("~0", "~")]
+    return target
+
+
+def _check_if(value, instance, schema, path):
+    branch = "then" if _is_valid(value, instance) else "else"
+    if branch in schema:
+        yield from _iter_errors(schema[branch], instance, path)
+
+
+def _check_not(value, instance, schema, path):
+    if _is_valid(value, instance):
+        yield path, "not", schema, instance
+
+
+_KEYWORD_CHECKS = {
+    "type": _check_type,
+    "enum": _check_enum,
+    "const": _check_const,
+    "minimum": _check_minimum,
+    "maximum": _check_maximum,
+    "minLength": _check_min_length,
+    "properties": _check_properties,
+    "additionalProperties": _check_additional_properties,
+    "required": _check_required,
+    "items": _check_items,
+    "allOf": _check_all_of,
+    "$ref": _check_ref,
+    "if": _check_if,
+    "not": _check_not,
+}
 
 
 # =================================================================================================

@@ -1,0 +1,485 @@
+"""Settings schema: schema.json == SETTINGS_SCHEMA, and both engines give the same exact answer."""
+
+import copy
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+import magihook  # noqa: E402
+
+ENGINES = ("builtin", "jsonschema")
+CMD = "./scripts/magi-hooks/secret-audit.sh"  # must never show up in a message
+
+TOOLS_ENUM = (
+    "must be one of 'read', 'bash', 'shell', 'hash_edit', 'write', 'ffgrep', "
+    "'parallel_subagents', 'web_search', 'code_search'"
+)
+POLICY_ENUM = "must be one of 'ignore', 'warn', 'block', 'fail'"
+PAYLOAD_ENUM = "must be one of 'redacted', 'full'"
+DIALECT_ENUM = "must be one of 'magihook', 'claude-code', 'codex', 'gemini'"
+AFTER_BLOCK = "'block' is only allowed for before_tool hooks"
+INHERITED_BLOCK = (
+    "failure_policy 'block' is inherited from $.hooks.failure_policy and is only allowed for "
+    "before_tool hooks; set this hook's failure_policy to 'ignore', 'warn' or 'fail'"
+)
+
+
+def dialect_inherited(dialect, agent):
+    return (
+        "a hook with dialect '%s' receives %s's unredacted hook stdin, so it needs payload "
+        "'full'; set this hook's payload to 'full' (the global $.hooks.payload is 'redacted')"
+        % (dialect, agent)
+    )
+
+
+def dialect_set(dialect, agent):
+    return (
+        "a hook with dialect '%s' receives %s's unredacted hook stdin, so its payload must be "
+        "'full', not 'redacted'" % (dialect, agent)
+    )
+
+
+def hooks(**fields):
+    return {"hooks": fields}
+
+
+def hook(**fields):
+    definition = {"label": "audit", "command": CMD}
+    definition.update(fields)
+    return definition
+
+
+def phase(name, *definitions, **global_fields):
+    fields = dict(global_fields)
+    fields[name] = list(definitions)
+    return {"hooks": fields}
+
+
+SPEC_EXAMPLE = {
+    "hooks": {
+        "enabled": True,
+        "show_in_tui": True,
+        "injected_content": {
+            "show_in_transcript": False,
+            "show_in_activity_tree": False,
+            "style": "content",
+        },
+        "payload": "redacted",
+        "timeout_seconds": 5,
+        "stdout_max_bytes": 8192,
+        "stderr_max_bytes": 8192,
+        "provider_context_injection": False,
+        "provider_context_max_bytes": 4096,
+        "failure_policy": "warn",
+        "before_tool": [
+            {"label": "audit-before", "command": "./a.sh", "include_tools": ["bash", "write"]},
+            {
+                "label": "block-dangerous-bash",
+                "command": "./b.sh",
+                "payload": "full",
+                "failure_policy": "block",
+                "include_tools": ["bash"],
+            },
+        ],
+        "after_tool": [
+            {
+                "label": "after-log",
+                "command": "./c.sh",
+                "failure_policy": "ignore",
+                "exclude_tools": ["read", "ffgrep"],
+                "provider_context_injection": True,
+                "provider_context_max_bytes": 4096,
+            }
+        ],
+        "after_assistant": [{"label": "m", "command": "./d.sh"}],
+        "after_reasoning": [{"label": "r", "command": "./e.sh", "dialect": "magihook"}],
+    },
+    "tools": {"bash": {"absolute_paths": False}},
+}
+
+# (id, document, expected (json_path, message) or None)
+CASES = [
+    # -- valid documents --
+    ("empty-file", {}, None),
+    ("empty-hooks", {"hooks": {}}, None),
+    ("spec-complete-example", SPEC_EXAMPLE, None),
+    ("other-top-level-keys-ignored", {"model": "gpt", "theme": [1, 2], "hooks": {"enabled": True}}, None),
+    ("tools-other-keys-ignored", {"tools": {"read": {"x": 1}, "bash": {"timeout": 3}}}, None),
+    ("empty-label-allowed", phase("before_tool", hook(label="")), None),
+    ("shell-is-a-tool-name", phase("before_tool", hook(include_tools=["shell"])), None),
+    ("float-5.0-is-an-integer", hooks(timeout_seconds=5.0), None),
+    ("timeout-edge-1", hooks(timeout_seconds=1), None),
+    ("timeout-edge-60", phase("before_tool", hook(timeout_seconds=60)), None),
+    ("stdout-edge-65536", hooks(stdout_max_bytes=65536), None),
+    ("stderr-edge-1", phase("after_tool", hook(stderr_max_bytes=1)), None),
+    ("context-edge-16384", phase("after_tool", hook(provider_context_max_bytes=16384)), None),
+    ("before-tool-block-allowed", phase("before_tool", hook(failure_policy="block")), None),
+    ("global-block-before-hook-inherits", phase("before_tool", hook(), failure_policy="block"), None),
+    ("global-block-after-hook-overrides-warn",
+     phase("after_tool", hook(failure_policy="warn"), failure_policy="block"), None),
+    ("global-block-no-after-hooks", hooks(failure_policy="block", after_tool=[]), None),
+    ("dialect-with-hook-payload-full", phase("before_tool", hook(dialect="gemini", payload="full")), None),
+    ("dialect-with-global-payload-full",
+     phase("after_tool", hook(dialect="claude-code"), payload="full"), None),
+    ("dialect-magihook-redacted", phase("before_tool", hook(dialect="magihook", payload="redacted")), None),
+    # -- top level, hooks, tools --
+    ("top-level-array", [], ("$", "expected an object, got an array")),
+    ("top-level-null", None, ("$", "expected an object, got null")),
+    ("hooks-array", {"hooks": []}, ("$.hooks", "expected an object, got an array")),
+    ("hooks-string", {"hooks": "on"}, ("$.hooks", "expected an object, got a string")),
+    ("tools-not-object", {"tools": "bash"}, ("$.tools", "expected an object, got a string")),
+    ("tools-bash-not-object", {"tools": {"bash": []}}, ("$.tools.bash", "expected an object, got an array")),
+    ("absolute-paths-string", {"tools": {"bash": {"absolute_paths": "no"}}},
+     ("$.tools.bash.absolute_paths", "expected a boolean, got a string")),
+    ("absolute-paths-int", {"tools": {"bash": {"absolute_paths": 0}}},
+     ("$.tools.bash.absolute_paths", "expected a boolean, got an integer")),
+    # -- global fields --
+    ("enabled-bool-as-int", hooks(enabled=1), ("$.hooks.enabled", "expected a boolean, got an integer")),
+    ("enabled-string", hooks(enabled="true"), ("$.hooks.enabled", "expected a boolean, got a string")),
+    ("show-in-tui-null", hooks(show_in_tui=None), ("$.hooks.show_in_tui", "expected a boolean, got null")),
+    ("injected-content-not-object", hooks(injected_content=True),
+     ("$.hooks.injected_content", "expected an object, got a boolean")),
+    ("injected-transcript-int", hooks(injected_content={"show_in_transcript": 1}),
+     ("$.hooks.injected_content.show_in_transcript", "expected a boolean, got an integer")),
+    ("injected-tree-string", hooks(injected_content={"show_in_activity_tree": "false"}),
+     ("$.hooks.injected_content.show_in_activity_tree", "expected a boolean, got a string")),
+    ("injected-style-enum", hooks(injected_content={"style": "Metadata"}),
+     ("$.hooks.injected_content.style",
+      "must be one of 'content', 'metadata' (got 'Metadata'; did you mean 'metadata'?)")),
+    ("injected-unknown-key-suggested", hooks(injected_content={"show_in_tree": True}),
+     ("$.hooks.injected_content.show_in_tree",
+      "unknown key 'show_in_tree' (did you mean 'show_in_activity_tree'?)")),
+    ("injected-unknown-key-no-suggestion", hooks(injected_content={"colour": "red"}),
+     ("$.hooks.injected_content.colour", "unknown key 'colour'")),
+    ("payload-enum", hooks(payload="Full"),
+     ("$.hooks.payload", PAYLOAD_ENUM + " (got 'Full'; did you mean 'full'?)")),
+    ("payload-bool", hooks(payload=True), ("$.hooks.payload", "expected a string, got a boolean")),
+    ("timeout-edge-0", hooks(timeout_seconds=0), ("$.hooks.timeout_seconds", "must be between 1 and 60 (got 0)")),
+    ("timeout-edge-61", hooks(timeout_seconds=61), ("$.hooks.timeout_seconds", "must be between 1 and 60 (got 61)")),
+    ("timeout-float-61.0", hooks(timeout_seconds=61.0), ("$.hooks.timeout_seconds", "must be between 1 and 60")),
+    ("timeout-bool-as-int", hooks(timeout_seconds=True),
+     ("$.hooks.timeout_seconds", "expected an integer, got a boolean")),
+    ("timeout-float-5.5", hooks(timeout_seconds=5.5),
+     ("$.hooks.timeout_seconds", "expected an integer, got a non-integer number")),
+    ("timeout-string", hooks(timeout_seconds="5"), ("$.hooks.timeout_seconds", "expected an integer, got a string")),
+    ("stdout-edge-65537", hooks(stdout_max_bytes=65537),
+     ("$.hooks.stdout_max_bytes", "must be between 1 and 65536 (got 65537)")),
+    ("stdout-edge-0", hooks(stdout_max_bytes=0), ("$.hooks.stdout_max_bytes", "must be between 1 and 65536 (got 0)")),
+    ("stderr-edge-65537", hooks(stderr_max_bytes=65537),
+     ("$.hooks.stderr_max_bytes", "must be between 1 and 65536 (got 65537)")),
+    ("injection-string", hooks(provider_context_injection="yes"),
+     ("$.hooks.provider_context_injection", "expected a boolean, got a string")),
+    ("context-edge-16385", hooks(provider_context_max_bytes=16385),
+     ("$.hooks.provider_context_max_bytes", "must be between 1 and 16384 (got 16385)")),
+    ("context-edge-0", hooks(provider_context_max_bytes=0),
+     ("$.hooks.provider_context_max_bytes", "must be between 1 and 16384 (got 0)")),
+    ("policy-enum-suggested", hooks(failure_policy="Block"),
+     ("$.hooks.failure_policy", POLICY_ENUM + " (got 'Block'; did you mean 'block'?)")),
+    ("policy-enum-no-suggestion", hooks(failure_policy="deny"),
+     ("$.hooks.failure_policy", POLICY_ENUM + " (got 'deny')")),
+    ("hooks-unknown-key", hooks(enable=True), ("$.hooks.enable", "unknown key 'enable' (did you mean 'enabled'?)")),
+    ("hooks-unknown-key-misplaced", hooks(exclude_tools=["read"]),
+     ("$.hooks.exclude_tools", "unknown key 'exclude_tools'")),
+    ("phase-not-array", hooks(before_tool={"command": CMD}),
+     ("$.hooks.before_tool", "expected an array, got an object")),
+    # -- hook definitions --
+    ("hook-not-object", phase("before_tool", CMD), ("$.hooks.before_tool[0]", "expected an object, got a string")),
+    ("hook-missing-command", phase("after_tool", {"label": "x"}),
+     ("$.hooks.after_tool[0]", "missing required key 'command'")),
+    ("hook-empty-command", phase("before_tool", hook(command="")),
+     ("$.hooks.before_tool[0].command", "must not be empty")),
+    ("hook-command-not-string", phase("before_tool", hook(command=["./a.sh"])),
+     ("$.hooks.before_tool[0].command", "expected a string, got an array")),
+    ("hook-label-int", phase("before_tool", hook(label=7)),
+     ("$.hooks.before_tool[0].label", "expected a string, got an integer")),
+    ("hook-unknown-key-suggested", phase("before_tool", hook(timeout=5)),
+     ("$.hooks.before_tool[0].timeout", "unknown key 'timeout' (did you mean 'timeout_seconds'?)")),
+    ("hook-unknown-keys-several", phase("after_reasoning", hook(Label="x", timeout=5)),
+     ("$.hooks.after_reasoning[0].Label",
+      "unknown key 'Label' (did you mean 'label'?); also unknown: 'timeout'")),
+    ("hook-unknown-key-odd-name", phase("before_tool", hook(**{"time-out": 5})),
+     ("$.hooks.before_tool[0]['time-out']", "unknown key 'time-out' (did you mean 'timeout_seconds'?)")),
+    ("hook-payload-enum", phase("before_tool", hook(payload="redact")),
+     ("$.hooks.before_tool[0].payload", PAYLOAD_ENUM + " (got 'redact'; did you mean 'redacted'?)")),
+    ("hook-policy-enum", phase("after_tool", hook(failure_policy="warning")),
+     ("$.hooks.after_tool[0].failure_policy", POLICY_ENUM + " (got 'warning'; did you mean 'warn'?)")),
+    ("hook-timeout-0", phase("after_assistant", hook(timeout_seconds=0)),
+     ("$.hooks.after_assistant[0].timeout_seconds", "must be between 1 and 60 (got 0)")),
+    ("hook-timeout-61", phase("before_tool", hook(timeout_seconds=61)),
+     ("$.hooks.before_tool[0].timeout_seconds", "must be between 1 and 60 (got 61)")),
+    ("hook-timeout-5.5", phase("before_tool", hook(timeout_seconds=5.5)),
+     ("$.hooks.before_tool[0].timeout_seconds", "expected an integer, got a non-integer number")),
+    ("hook-timeout-5.0", phase("before_tool", hook(timeout_seconds=5.0)), None),
+    ("hook-stdout-65537", phase("before_tool", hook(stdout_max_bytes=65537)),
+     ("$.hooks.before_tool[0].stdout_max_bytes", "must be between 1 and 65536 (got 65537)")),
+    ("hook-stderr-0", phase("after_tool", hook(stderr_max_bytes=0)),
+     ("$.hooks.after_tool[0].stderr_max_bytes", "must be between 1 and 65536 (got 0)")),
+    ("hook-stderr-bool", phase("after_tool", hook(stderr_max_bytes=False)),
+     ("$.hooks.after_tool[0].stderr_max_bytes", "expected an integer, got a boolean")),
+    ("hook-context-16385", phase("after_tool", hook(provider_context_max_bytes=16385)),
+     ("$.hooks.after_tool[0].provider_context_max_bytes", "must be between 1 and 16384 (got 16385)")),
+    ("hook-injection-int", phase("after_tool", hook(provider_context_injection=1)),
+     ("$.hooks.after_tool[0].provider_context_injection", "expected a boolean, got an integer")),
+    ("include-tools-not-array", phase("before_tool", hook(include_tools="bash")),
+     ("$.hooks.before_tool[0].include_tools", "expected an array, got a string")),
+    ("include-tools-typo", phase("before_tool", hook(include_tools=["read", "Bash"])),
+     ("$.hooks.before_tool[0].include_tools[1]", TOOLS_ENUM + " (got 'Bash'; did you mean 'bash'?)")),
+    ("exclude-tools-typo", phase("after_tool", hook(exclude_tools=["grep"])),
+     ("$.hooks.after_tool[0].exclude_tools[0]", TOOLS_ENUM + " (got 'grep'; did you mean 'ffgrep'?)")),
+    ("exclude-tools-int", phase("after_tool", hook(exclude_tools=[3])),
+     ("$.hooks.after_tool[0].exclude_tools[0]", "expected a string, got an integer")),
+    # -- block in after phases: set, and inherited --
+    ("after-tool-block-set", phase("after_tool", hook(failure_policy="block")),
+     ("$.hooks.after_tool[0].failure_policy", AFTER_BLOCK)),
+    ("after-assistant-block-set", phase("after_assistant", hook(), hook(failure_policy="block")),
+     ("$.hooks.after_assistant[1].failure_policy", AFTER_BLOCK)),
+    ("after-reasoning-block-set", phase("after_reasoning", hook(failure_policy="block"), failure_policy="warn"),
+     ("$.hooks.after_reasoning[0].failure_policy", AFTER_BLOCK)),
+    ("after-tool-block-inherited", phase("after_tool", hook(), failure_policy="block"),
+     ("$.hooks.after_tool[0]", INHERITED_BLOCK)),
+    ("after-assistant-block-inherited",
+     phase("after_assistant", hook(failure_policy="fail"), hook(), failure_policy="block"),
+     ("$.hooks.after_assistant[1]", INHERITED_BLOCK)),
+    ("after-reasoning-block-inherited", phase("after_reasoning", hook(), failure_policy="block"),
+     ("$.hooks.after_reasoning[0]", INHERITED_BLOCK)),
+    ("after-block-set-under-global-block",
+     phase("after_tool", hook(failure_policy="block"), failure_policy="block"),
+     ("$.hooks.after_tool[0].failure_policy", AFTER_BLOCK)),
+    # -- dialects --
+    ("dialect-enum", phase("before_tool", hook(dialect="claude")),
+     ("$.hooks.before_tool[0].dialect", DIALECT_ENUM + " (got 'claude'; did you mean 'claude-code'?)")),
+    ("dialect-not-string", phase("before_tool", hook(dialect=None)),
+     ("$.hooks.before_tool[0].dialect", "expected a string, got null")),
+    ("dialect-payload-inherited-default", phase("before_tool", hook(dialect="codex")),
+     ("$.hooks.before_tool[0]", dialect_inherited("codex", "Codex"))),
+    ("dialect-payload-inherited-explicit",
+     phase("after_tool", hook(dialect="claude-code"), payload="redacted"),
+     ("$.hooks.after_tool[0]", dialect_inherited("claude-code", "Claude Code"))),
+    ("dialect-payload-set-redacted", phase("before_tool", hook(dialect="gemini", payload="redacted")),
+     ("$.hooks.before_tool[0].payload", dialect_set("gemini", "Gemini CLI"))),
+    ("dialect-payload-set-redacted-global-full",
+     phase("after_assistant", hook(dialect="codex", payload="redacted"), payload="full"),
+     ("$.hooks.after_assistant[0].payload", dialect_set("codex", "Codex"))),
+]
+
+# Several errors at once: both engines must pick the same one (jsonschema's best_match:
+# shallowest path first; among equally deep paths the greatest path; then a type mismatch;
+# then the first error found).
+MULTI_ERROR_CASES = [
+    ("shallow-unknown-key-beats-deep-errors",
+     hooks(enable=True, before_tool=[hook(command="")], timeout_seconds=0),
+     ("$.hooks.enable", "unknown key 'enable' (did you mean 'enabled'?)")),
+    ("global-field-beats-hook-field",
+     hooks(before_tool=[hook(timeout_seconds=0)], payload="Full"),
+     ("$.hooks.payload", PAYLOAD_ENUM + " (got 'Full'; did you mean 'full'?)")),
+    ("greater-sibling-key-wins", hooks(enabled="x", timeout_seconds=0),
+     ("$.hooks.timeout_seconds", "must be between 1 and 60 (got 0)")),
+    ("later-array-index-wins", phase("before_tool", hook(command=""), hook(command=5)),
+     ("$.hooks.before_tool[1].command", "expected a string, got an integer")),
+    ("missing-command-beats-inherited-block", phase("after_tool", {"label": "x"}, failure_policy="block"),
+     ("$.hooks.after_tool[0]", "missing required key 'command'")),
+    ("missing-command-beats-dialect-rule", phase("before_tool", {"dialect": "codex"}),
+     ("$.hooks.before_tool[0]", "missing required key 'command'")),
+    ("type-beats-enum-at-same-path", phase("after_tool", hook(failure_policy=5)),
+     ("$.hooks.after_tool[0].failure_policy", "expected a string, got an integer")),
+    ("hook-level-beats-its-fields", phase("before_tool", hook(timeout=1, payload="x")),
+     ("$.hooks.before_tool[0].timeout", "unknown key 'timeout' (did you mean 'timeout_seconds'?)")),
+    ("inherited-block-and-dialect-both-at-hook-first-wins",
+     phase("after_tool", hook(dialect="codex"), failure_policy="block"),
+     ("$.hooks.after_tool[0]", INHERITED_BLOCK)),
+    ("invalid-global-payload-beats-dialect-rule",
+     phase("before_tool", hook(dialect="codex"), payload="ful"),
+     ("$.hooks.payload", PAYLOAD_ENUM + " (got 'ful'; did you mean 'full'?)")),
+    ("hooks-beats-tools-at-depth", {"tools": {"bash": {"absolute_paths": 1}}, "hooks": {"enabled": 1}},
+     ("$.hooks.enabled", "expected a boolean, got an integer")),
+]
+
+
+def _ids(cases):
+    return [case[0] for case in cases]
+
+
+def test_schema_json_equals_embedded_schema():
+    with open(ROOT / "schema.json", encoding="utf-8") as handle:
+        assert json.load(handle) == magihook.SETTINGS_SCHEMA
+
+
+def test_schema_is_valid_draft_2020_12():
+    jsonschema.Draft202012Validator.check_schema(magihook.SETTINGS_SCHEMA)
+    assert magihook.SETTINGS_SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def _declared_properties():
+    """Every property the settings file may contain (rule sub-schemas are not declarations)."""
+    schema = magihook.SETTINGS_SCHEMA
+    defs = schema["$defs"]
+    tools = schema["properties"]["tools"]
+    yield "$", schema["properties"]
+    yield "$.tools", tools["properties"]
+    yield "$.tools.bash", tools["properties"]["bash"]["properties"]
+    yield "$.hooks", defs["hooks"]["properties"]
+    yield "$.hooks.injected_content", defs["hooks"]["properties"]["injected_content"]["properties"]
+    yield "hook", defs["hook"]["properties"]
+
+
+def test_every_property_has_a_description():
+    for where, properties in _declared_properties():
+        for name, subschema in properties.items():
+            target = subschema
+            if "$ref" in target:
+                target = magihook._resolve_ref(target["$ref"])
+            assert target.get("description"), where + "." + name
+
+
+def test_spec_defaults():
+    defs = magihook.SETTINGS_SCHEMA["$defs"]
+    found = {name: sub.get("default") for name, sub in defs["hooks"]["properties"].items()}
+    assert found == {
+        "enabled": False, "show_in_tui": False, "injected_content": None, "payload": "redacted",
+        "timeout_seconds": 5, "stdout_max_bytes": 8192, "stderr_max_bytes": 8192,
+        "provider_context_injection": False, "provider_context_max_bytes": 4096,
+        "failure_policy": "warn", "before_tool": [], "after_tool": [], "after_assistant": [],
+        "after_reasoning": [],
+    }
+    injected = defs["hooks"]["properties"]["injected_content"]["properties"]
+    assert {name: sub["default"] for name, sub in injected.items()} == {
+        "show_in_transcript": False, "show_in_activity_tree": False, "style": "content",
+    }
+    hook_defaults = {name: sub["default"] for name, sub in defs["hook"]["properties"].items() if "default" in sub}
+    assert hook_defaults == {"label": "hook", "include_tools": [], "exclude_tools": [], "dialect": "magihook"}
+    bash = magihook.SETTINGS_SCHEMA["properties"]["tools"]["properties"]["bash"]
+    assert bash["properties"]["absolute_paths"]["default"] is True
+
+
+def test_table_is_big_enough():
+    assert len(CASES) >= 40
+    assert len({case[0] for case in CASES + MULTI_ERROR_CASES}) == len(CASES) + len(MULTI_ERROR_CASES)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name,document,expected", CASES, ids=_ids(CASES))
+def test_table(engine, name, document, expected):
+    before = copy.deepcopy(document)
+    assert magihook.schema_error(document, engine) == expected
+    assert document == before  # validation never mutates the settings
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name,document,expected", MULTI_ERROR_CASES, ids=_ids(MULTI_ERROR_CASES))
+def test_multi_error_documents(engine, name, document, expected):
+    assert magihook.schema_error(document, engine) == expected
+
+
+def test_verdicts_agree_with_plain_jsonschema():
+    validator = jsonschema.Draft202012Validator(magihook.SETTINGS_SCHEMA)
+    for _name, document, expected in CASES + MULTI_ERROR_CASES:
+        assert validator.is_valid(document) == (expected is None)
+
+
+def test_messages_never_echo_command_text():
+    for _name, _document, expected in CASES + MULTI_ERROR_CASES:
+        if expected is not None:
+            assert "secret-audit" not in expected[0] + expected[1]
+
+
+def test_unknown_engine_is_rejected():
+    with pytest.raises(ValueError):
+        magihook.schema_error({}, "fastjsonschema")
+
+
+def test_builtin_refuses_unknown_keywords():
+    with pytest.raises(ValueError, match="pattern"):
+        list(magihook._iter_errors({"type": "string", "pattern": "^a"}, "b", ()))
+    with pytest.raises(ValueError):
+        list(magihook._iter_errors({"$ref": "https://example.com/x"}, "b", ()))
+
+
+@pytest.mark.parametrize("key", ["abc", "a_1", "abc\n", "1abc", "with space", "it's", "back\\slash", "é", "-", "A"])
+def test_json_path_format_matches_jsonschema(key):
+    document = {"hooks": {"before_tool": [hook(**{key: 1})]}}
+    error = next(jsonschema.Draft202012Validator(magihook.SETTINGS_SCHEMA).iter_errors(document))
+    assert magihook.json_path(tuple(error.absolute_path)) == error.json_path
+    assert magihook.schema_error(document, "builtin") == magihook.schema_error(document, "jsonschema")
+    assert magihook.schema_error(document)[0] == error.json_path + magihook._json_path_segment(key)
+
+
+def _random_value(rng, depth=0):
+    pool = [None, True, False, 0, 1, 5, 5.0, 5.5, 60, 61, 65536, 65537, 16384, 16385, -1, "",
+            "x", "full", "redacted", "block", "warn", "ignore", "fail", "bash", "Bash", "codex",
+            "claude-code", "gemini", "magihook", "content", "metadata"]
+    if depth < 2 and rng.random() < 0.15:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 2))]
+    if depth < 2 and rng.random() < 0.1:
+        return {"k": _random_value(rng, depth + 1)}
+    return rng.choice(pool)
+
+
+def _mutate(rng, document):
+    """Replace, delete or add one random value somewhere in a copy of document."""
+    document = copy.deepcopy(document)
+    containers = []
+
+    def collect(node):
+        if isinstance(node, dict):
+            containers.append(node)
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            containers.append(node)
+            for value in node:
+                collect(value)
+
+    collect(document)
+    target = rng.choice(containers)
+    keys = list(target) if isinstance(target, dict) else list(range(len(target)))
+    action = rng.random()
+    if keys and action < 0.5:
+        target[rng.choice(keys)] = _random_value(rng)
+    elif keys and action < 0.65:
+        del target[rng.choice(keys)]
+    elif isinstance(target, dict):
+        names = list(magihook.SETTINGS_SCHEMA["$defs"]["hook"]["properties"])
+        names += list(magihook.SETTINGS_SCHEMA["$defs"]["hooks"]["properties"]) + ["timeout", "Payload"]
+        target[rng.choice(names)] = _random_value(rng)
+    else:
+        target.append(rng.choice([hook(), hook(dialect="codex"), _random_value(rng)]))
+    return document
+
+
+def test_engines_agree_on_random_mutations():
+    rng = random.Random(20260526)
+    seeds = [SPEC_EXAMPLE] + [case[1] for case in CASES if isinstance(case[1], dict) and case[1]]
+    seeds.append(phase("after_tool", hook(dialect="codex", payload="full", failure_policy="fail")))
+    for _ in range(3000):
+        document = rng.choice(seeds)
+        for _ in range(rng.randint(1, 4)):
+            document = _mutate(rng, document)
+        builtin = magihook.schema_error(document, "builtin")
+        assert builtin == magihook.schema_error(document, "jsonschema"), document
+        if builtin is not None:
+            assert "secret-audit" not in builtin[0] + builtin[1]
+
+
+def test_module_works_without_jsonschema_and_imports_nothing_heavy():
+    code = (
+        "import sys; sys.modules['jsonschema'] = None\n"
+        "import magihook\n"
+        "assert magihook.schema_error({'hooks': {'enabled': True}}) is None\n"
+        "assert 'difflib' not in sys.modules\n"
+        "print(magihook.schema_error({'hooks': {'enabled': 1}}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True,
+    )
+    assert result.stdout.strip() == "('$.hooks.enabled', 'expected a boolean, got an integer')"
