@@ -2454,7 +2454,7 @@ def cli_config(options: Mapping[str, Any], out: Output) -> int:
         try:
             import tomli_w  # type: ignore[import-not-found]
         except ImportError:
-            raise UsageError("--format toml needs the 'tomli-w' package") from None
+            raise MagihookError("--format toml needs the 'tomli-w' package (pip install tomli-w)") from None
         out.text(tomli_w.dumps(document).rstrip("\n"))
     else:
         out.text(json.dumps(document, indent=2))
