@@ -71,7 +71,7 @@ def audit(status, item_count=0, byte_count=0, max_bytes=4096, hook_index=0, labe
 USER = '{"role": "user", "content": %s}'
 
 
-@pytest.mark.parametrize("stdout, status, count, size", [
+VALIDATION_CASES = [
     # Empty stdout and an empty list are "nothing to add", not errors.
     (b"", "success", 0, 0),
     (b" \n\t\r\n", "success", 0, 0),
@@ -122,7 +122,17 @@ USER = '{"role": "user", "content": %s}'
      + b', {"role": "bot", "content": "c"}]}', "unsupported_role", 0, 0),
     (items("a" * 4097), "over_limit", 0, 4097),
     (items("a" * 4096), "success", 1, 4096),
-])
+]
+
+
+def test_every_status_is_named_and_tested():
+    tested = {case[1] for case in VALIDATION_CASES} | {"hook_failed"}
+    assert tested == set(magihook.INJECTION_STATUSES) == {
+        "success", "invalid_json", "invalid_shape", "unsupported_role", "empty_content",
+        "over_limit", "hook_failed"}
+
+
+@pytest.mark.parametrize("stdout, status, count, size", VALIDATION_CASES)
 def test_validation_statuses(project, emit, stdout, status, count, size):
     result = run(project, "after_tool", [injecting(emit("h", stdout))])
     assert audits(result) == [audit(status, count, size)]
