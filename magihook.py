@@ -34,7 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypedDict
 
 __version__ = "0.1.0"
 __all__ = [
@@ -44,7 +44,10 @@ __all__ = [
     "UsageError",
     "Settings",
     "HookDefinition",
+    "PhaseResult",
+    "SessionFile",
     "load_settings",
+    "settings_from_document",
     "run_phase",
     "main",
 ]
@@ -1157,7 +1160,15 @@ def load_settings(
 ) -> Settings:
     """Find, read and validate the settings file; `Settings()` (inert) when there is none.
 
-    `path` wins over discovery; `env` and `cwd` default to the process's own.
+    path    a settings file (JSON, or TOML by its `.toml` suffix) to use instead of discovery.
+    env     where `MAGIHOOK_CONFIG` and `HOME` are looked up (default os.environ).
+    cwd     the folder whose `.magi-code/` is searched (default os.getcwd()).
+    engine  "builtin" (stdlib) or "jsonschema": the same verdicts and messages either way.
+
+    Discovery order, first found wins: path, $MAGIHOOK_CONFIG, ./.magi-code/settings.json,
+    ./.magi-code/settings.toml, ~/.magi-code/settings.json, ~/.magi-code/settings.toml.  A file
+    named by path or MAGIHOOK_CONFIG must exist.  Raises SettingsError (message names the file
+    and the JSON path).  The Settings returned is frozen: share it across calls and threads.
     """
     env = os.environ if env is None else env
     cwd = os.getcwd() if cwd is None else cwd
@@ -1945,6 +1956,33 @@ def _elapsed_ms(started: float) -> int:
 # =================================================================================================
 # 11. Injection
 # =================================================================================================
+# Provider context injection (spec "Provider context injection"), all-or-nothing per hook.  Only a
+# hook whose `injects` is true (provider_context_injection on, phase after_tool / after_assistant /
+# after_reasoning) is parsed and audited; a before_tool hook never is, whatever its settings say.
+# The audit status is the first of these that applies:
+#
+#   hook_failed       the hook failed (any category): its stdout is not read at all
+#   success, 0 items  stdout is empty or only JSON whitespace: the hook had nothing to add
+#   invalid_json      stdout is not UTF-8, not one JSON value, or a string in it holds an unpaired
+#                     surrogate escape (not Unicode text, so no provider could take it)
+#   invalid_shape     the value is not exactly {"context_items": [...]}, an item is not exactly
+#                     {"role": ..., "content": ...}, or an object repeats a key
+#   unsupported_role  an item's role is anything but "user"
+#   empty_content     an item's content is not a string, or is empty or whitespace only
+#   over_limit        every item is well formed but their content passes provider_context_max_bytes
+#                     (UTF-8 bytes of `content`, summed over the hook's items)
+#   success           the items, in JSON order; {"context_items": []} is success with 0 items
+#
+# Items are checked in JSON order and the first bad item decides; over_limit is judged only on a
+# list whose every item is well formed.  byte_count is the accepted total, or for over_limit the
+# refused total; 0 otherwise.
+
+INJECTION_STATUSES = (
+    "success", "invalid_json", "invalid_shape", "unsupported_role", "empty_content", "over_limit",
+    "hook_failed",
+)
+JSON_WHITESPACE = " \t\n\r"
+
 
 @dataclass(frozen=True)
 class Injection:
@@ -1955,19 +1993,37 @@ class Injection:
     byte_count: int = 0
 
 
-def parse_context_items(stdout: bytes, max_bytes: int) -> Injection:
-    """The spec's all-or-nothing `{"context_items": [{"role": "user", "content": ...}]}` check.
+class _RepeatedKey(ValueError):
+    """An object in hook stdout names a key twice: json.loads would silently keep the last."""
 
-    Empty or blank stdout means the hook had nothing to add: `success` with no items.
-    """
+
+def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        raise _RepeatedKey()
+    return document
+
+
+def injection_outcome(hook: HookDefinition, outcome: HookOutcome) -> Injection:
+    """What an injecting hook adds: its stdout is parsed only when the hook succeeded."""
+    if outcome.category is not None:
+        return Injection("hook_failed")
+    return parse_context_items(outcome.stdout, hook.provider_context_max_bytes)
+
+
+def parse_context_items(stdout: bytes, max_bytes: int) -> Injection:
+    """The spec's `{"context_items": [{"role": "user", "content": ...}]}` check (table above)."""
     try:
         text = stdout.decode("utf-8")
     except UnicodeDecodeError:
         return Injection("invalid_json")
-    if not text.strip():
+    if not text.strip(JSON_WHITESPACE):
         return Injection("success")
     try:
-        document = json.loads(text, parse_constant=_reject_constant)
+        document = json.loads(text, parse_constant=_reject_constant,
+                              object_pairs_hook=_unique_keys)
+    except _RepeatedKey:
+        return Injection("invalid_shape")
     except (ValueError, RecursionError):
         return Injection("invalid_json")
     if not isinstance(document, dict) or set(document) != {"context_items"}:
@@ -1985,7 +2041,10 @@ def parse_context_items(stdout: bytes, max_bytes: int) -> Injection:
         content = item["content"]
         if not isinstance(content, str) or not content.strip():
             return Injection("empty_content")
-        total += len(content.encode("utf-8", "surrogatepass"))
+        try:
+            total += len(content.encode("utf-8"))
+        except UnicodeEncodeError:
+            return Injection("invalid_json")
         accepted.append({"role": "user", "content": content})
     if total > max_bytes:
         return Injection("over_limit", (), total)
@@ -2070,16 +2129,32 @@ def failure_warning(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome
 
 
 class SessionFile:
-    """Appends events to a JSON Lines session file, one locked write per event.
+    """A JSON Lines session file shared by several writers: one locked append per event.
 
-    The lock (flock) makes each line whole when several magihook processes share the file.  A
-    line torn by a writer that was killed mid-write is closed with a newline before the next
-    append, so it stays one corrupt line that readers skip instead of swallowing the next record.
+    Each append holds an exclusive flock on the file for the whole write, so concurrent magihook
+    processes (parallel subagents sharing a file), threads each holding their own SessionFile,
+    and an agent that writes its own `tool_call` / `tool_result` lines through this class never
+    interleave or lose a line.  The file is created 0600 and its missing folders 0700 (less the
+    umask); an existing file keeps its mode and is only ever appended to.
+
+    A torn last line (a writer killed mid-write leaves bytes and no newline) is closed with a
+    newline, under the lock, before the next line is written: the fragment stays one line of its
+    own that does not parse as JSON, which a reader skips, and every later record starts on its
+    own line.  Lines are not fsynced: they survive the writer's death, not the machine's.
+
+    `append` raises OSError when the file cannot be opened, locked or written.  Usable as a
+    context manager, which closes the file.
     """
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._fd: Optional[int] = None
+
+    def __enter__(self) -> SessionFile:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
 
     def append(self, event: Mapping[str, Any]) -> None:
         import fcntl
@@ -2097,16 +2172,39 @@ class SessionFile:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def _open(self) -> int:
-        folder = os.path.dirname(self.path)
-        if folder:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
+        _make_private_folders(os.path.dirname(self.path))
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_CLOEXEC
         return os.open(self.path, flags, 0o600)
 
     def close(self) -> None:
         if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _make_private_folders(folder: str) -> None:
+    """Create each missing folder of `folder` 0700 (os.makedirs would make the parents 0777)."""
+    missing = []
+    while folder and not os.path.isdir(folder) and folder not in missing:
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            # Made meanwhile by a concurrent writer, or a file is in the way: then the next
+            # mkdir or the open fails with the error that names it (ENOTDIR).
+            pass
+
+
+def session_warning(exc: OSError) -> str:
+    """The one warning when the session file fails: records are best-effort (spec), the call
+    goes on, and the result still holds every event."""
+    return ("session file could not be written (%s); the rest of this call's events are only "
+            "in its result" % _errno_name(exc))
 
 
 # =================================================================================================
@@ -2176,6 +2274,23 @@ def _display_content(content: str) -> str:
 # =================================================================================================
 # 14. Pipeline (the Python API)
 # =================================================================================================
+# The API a vendoring agent uses is load_settings() (section 4) and run_phase(); SessionFile
+# (section 12) lets it write its own records into the same file under the same lock.
+
+class PhaseResult(TypedDict):
+    """One phase's result (DESIGN.md "The result"): what run_phase returns and the CLI prints."""
+
+    schema: str
+    schema_version: int
+    phase: str
+    tool: Dict[str, Optional[str]]
+    verdict: str
+    tool_result: Optional[Mapping[str, Any]]
+    context_items: List[Dict[str, str]]
+    events: List[Dict[str, Any]]
+    warnings: List[str]
+    display: List[Dict[str, Any]]
+
 
 class PhaseRun:
     """Everything one `run_phase` call produces, gathered in the order it happens."""
@@ -2194,7 +2309,14 @@ class PhaseRun:
         event = session_event(kind, payload)
         self.events.append(event)
         if self.session is not None:
-            self.session.append(event)
+            try:
+                self.session.append(event)
+            except OSError as exc:
+                # Records are best-effort (spec): the call goes on, the result keeps them all,
+                # and the file keeps a prefix of them rather than one with holes.
+                self.session.close()
+                self.session = None
+                self.warnings.append(session_warning(exc))
 
     def show(self, rows: Sequence[Dict[str, Any]]) -> None:
         for row in rows:
@@ -2209,6 +2331,10 @@ class PhaseRun:
         if self.settings.show_in_tui:
             self.show([lifecycle_row(payload)])
 
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
 
 def run_phase(
     settings: Settings,
@@ -2218,13 +2344,27 @@ def run_phase(
     session_path: Optional[str] = None,
     cwd: Optional[str] = None,
     on_row: Optional[Callable[[Mapping[str, Any]], None]] = None,
-) -> Dict[str, Any]:
+) -> PhaseResult:
     """Run one phase's matching hooks for one event; return the result dict the CLI prints.
 
-    `event` is the DESIGN.md input object.  Raises InputError for a malformed event.  With
-    `session_path`, every event is also appended to that JSON Lines file.  `on_row` is called
-    with each display row as it happens (live drawing).
+    settings      from load_settings() or settings_from_document(); Settings() runs nothing.
+    phase         before_tool, after_tool, after_assistant or after_reasoning (else UsageError).
+    event         the DESIGN.md input object as parsed JSON: dicts with string keys, lists (or
+                  tuples), str, int, finite float, bool, None.  Anything else, or a malformed
+                  event, raises InputError naming the JSON path.  The event is not modified;
+                  after a tool, the result's `tool_result` is the event's `result` object itself.
+    session_path  also append every event to this JSON Lines file (see SessionFile).  If it
+                  cannot be written, a warning says so and the call goes on.
+    cwd           what a relative or missing `context.cwd` is resolved against (os.getcwd()).
+    on_row        called with each display row as it happens (live drawing).
+
+    Nothing is kept between calls and nothing is left behind: every hook process group is ended
+    and reaped, every pipe and file closed and every payload_ref folder removed, whether the call
+    returns or raises.  Several threads may call it at once.  Hooks inherit os.environ.
     """
+    problem = _json_event_problem(event)
+    if problem is not None:
+        raise InputError(problem)
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
@@ -2232,13 +2372,41 @@ def run_phase(
     try:
         verdict = _run_hooks(run, hooks, tool_event)
     finally:
-        if session is not None:
-            session.close()
+        run.close()
     return result_document(run, tool_event, verdict)
 
 
+def _json_event_problem(value: Any) -> Optional[str]:
+    """Where an API caller's event is not plain parsed JSON (a CLI event always is), or None."""
+    stack: List[Tuple[Any, Tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if len(path) >= EVENT_MAX_DEPTH:
+            return "input is nested deeper than %d levels" % EVENT_MAX_DEPTH
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return "%s: object keys must be strings, got %s" % (
+                        json_path(path), type(key).__name__)
+                stack.append((child, path + (key,)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((child, path + (index,)) for index, child in enumerate(item))
+        elif isinstance(item, float) and (item != item or abs(item) == float("inf")):
+            return "%s: %s is not valid JSON" % (json_path(path), json.dumps(item))
+        elif item is not None and not isinstance(item, (str, int, float)):
+            return "%s: expected a JSON value, got %s" % (json_path(path), type(item).__name__)
+    return None
+
+
 def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent) -> str:
-    """Run hooks in array order until one blocks or fails the turn; return the verdict."""
+    """Run hooks in array order until one blocks or fails the turn; return the verdict.
+
+    Per hook the records are: lifecycle `started`, lifecycle `success`/`failed`, then
+    `hook_diagnostic` (a failure under warn/block/fail), then `hook_context_injection` (an
+    injecting hook).  `provider_context_item` records come after the last hook's, in config order
+    then JSON order, and only when the verdict is `continue`: an item is recorded only if the
+    provider will see it.
+    """
     pending: List[Tuple[HookDefinition, Tuple[Dict[str, str], ...]]] = []
     verdict = "continue"
     for hook in hooks:
@@ -2246,8 +2414,7 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
         if outcome.category is not None:
             verdict = _apply_failure_policy(run, hook, event, outcome)
         if hook.injects:
-            injection = (parse_context_items(outcome.stdout, hook.provider_context_max_bytes)
-                         if outcome.category is None else Injection("hook_failed"))
+            injection = injection_outcome(hook, outcome)
             audit = injection_audit_payload(hook, event, injection)
             run.record("hook_context_injection", audit)
             run.show(injection_rows(audit, [item["content"] for item in injection.items],
@@ -2256,7 +2423,6 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
                 pending.append((hook, injection.items))
         if verdict != "continue":
             return verdict
-    # Items reach the provider only when the whole phase continues, so they are recorded last.
     for hook, items in pending:
         for index, item in enumerate(items):
             run.record("provider_context_item", context_item_payload(hook, event, index, item))
@@ -2305,7 +2471,7 @@ def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
     return "block" if policy == "block" and event.phase == "before_tool" else "fail"
 
 
-def result_document(run: PhaseRun, event: ToolEvent, verdict: str) -> Dict[str, Any]:
+def result_document(run: PhaseRun, event: ToolEvent, verdict: str) -> PhaseResult:
     """The one JSON result (DESIGN.md "The result")."""
     if event.phase == "after_tool":
         tool_result: Any = event.result
