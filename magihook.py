@@ -28,8 +28,10 @@ Sections, in the order one tool call flows through them:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -1410,20 +1412,702 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 # =================================================================================================
 # 7. Credential redaction
 # =================================================================================================
-# (replaced by the credential redaction section)
+# One sanitizer for everything that leaves magihook in redacted mode or as a
+# diagnostic: credential-shaped KEYS (is_credential_key), credential-shaped
+# SUBSTRINGS in free text (redact_credentials) and warning lines
+# (sanitize_message).  Stdlib only; regexes are compiled on first use.
+#
+# Two families of detection, both bounded and linear in the input:
+#   1. "prefixed": provider tokens with a known shape (ghp_..., AKIA...,
+#      sk-..., eyJ...eyJ..., -----BEGIN ... PRIVATE KEY-----), found by one
+#      regex whose branches start with rare LEAD characters (see below), plus
+#      two literal-led regexes (scheme://user:PASS@host, dapi...).
+#   2. "named": the VALUE after a credential-shaped name (API_KEY=...,
+#      "password": "...", --token x, Authorization: Bearer x), found on the
+#      lower-cased text from a few stems; the whole name is then judged by
+#      is_credential_key, so names are matched on words, not substrings.
+# Nothing else: no entropy guessing on bare strings, so hashes, UUIDs,
+# digests and integrity strings survive byte-for-byte.
+# Every quantifier is bounded; greedy runs are followed either by optional
+# parts (the match succeeds and consumes the run) or by constant-cost checks,
+# so adversarial input (1 MiB of "eyJ", "password=", "-----BEGIN") stays
+# linear.  No user input is ever put into a pattern.
 
-def is_credential_key(key: str) -> bool:
-    return key.lower() in ("password", "token", "api_key", "apikey", "secret", "authorization")
+REDACTION_MARKER = "<redacted:credential>"
+
+# -- Key names ---------------------------------------------------------------
+#
+# A key is split into lower-case WORDS at camelCase and acronym boundaries,
+# digits, and any of - _ . / : space.  It is credential-shaped when:
+#   a. it ends with one of _ID_PHRASES (account_id, access_key_id), or
+#   b. its last word is not in _NON_CREDENTIAL_TAILS (max_tokens-style
+#      counters, names, ids, paths, types, flags...) and
+#        - some word is in _SECRET_WORDS, or
+#        - some word ends with one of _GLUED_SUFFIXES (PGPASSWORD, authtoken),
+#        - the last word is in _SECRET_LAST_WORDS (auth, basic_auth), or
+#          is "pass" after a qualifier (DB_PASS, smtp_pass), or
+#        - two adjacent words form one of _SECRET_PAIRS (auth code,
+#          connection string) or are ("key" preceded by one of
+#          _KEY_QUALIFIERS: api_key, private_key, signing_key...).
+# Decisions: bare "key", primary_key, sort_key, key_count, public_key are NOT
+# credentials (too generic: dictionaries, databases, keyboards); their values
+# are still caught by the prefixed family when they hold a known token.
+# session_id is not a credential (spec); session_token / session_key are.
+
+_SECRET_WORDS = frozenset((
+    "password", "passwd", "pwd", "passphrase", "passcode", "secret", "secrets",
+    "token", "credential", "credentials", "creds", "cookie", "authorization",
+    "bearer", "apikey", "dsn", "jwt", "privatekey", "secretkey", "accesskey",
+))
+_GLUED_SUFFIXES = ("password", "passwd", "passphrase", "secret", "token",
+                   "apikey", "accesskey", "secretkey", "privatekey")
+_SECRET_LAST_WORDS = frozenset(("auth",))
+_KEY_QUALIFIERS = frozenset((
+    "api", "access", "secret", "private", "signing", "sign", "encryption",
+    "encrypt", "decryption", "master", "client", "session", "auth", "app",
+    "application", "consumer", "account", "subscription", "hmac", "shared",
+    "service", "license", "ssh", "gpg", "pgp", "deploy", "admin", "root",
+    "storage", "webhook", "heroku", "stripe", "openai", "anthropic", "jwt",
+    "x",
+))
+_SECRET_PAIRS = frozenset((
+    ("auth", "code"), ("authorization", "code"), ("access", "code"),
+    ("recovery", "code"), ("connection", "string"), ("connection", "str"),
+    ("conn", "str"), ("conn", "string"),
+))
+_ID_PHRASES = (("account", "id"), ("access", "key", "id"))
+_NON_CREDENTIAL_TAILS = frozenset((
+    "count", "counts", "max", "min", "limit", "limits", "size", "length",
+    "len", "used", "usage", "type", "types", "kind", "name", "names", "id",
+    "ids", "file", "filename", "files", "path", "paths", "dir", "url", "uri",
+    "urls", "endpoint", "env", "var", "field", "fields", "ttl", "expiry",
+    "expires", "expiration", "lifetime", "timeout", "format", "mode",
+    "method", "policy", "hint", "label", "location", "enabled", "disabled",
+    "required", "present", "set", "index", "idx", "number", "num", "total",
+    "budget", "rate", "version", "algorithm", "alg", "helper", "prefix",
+    "provider", "source", "store", "manager", "strength", "stdin", "command",
+    "cmd", "prompt", "ref", "arn", "user", "username", "host", "port",
+    "server", "email", "reset", "rotation", "required", "schema", "header",
+))
+# Placeholder values that mean "no secret here" (kept byte-for-byte).
+_PLACEHOLDER_WORDS = frozenset((
+    "", "true", "false", "null", "none", "nil", "undefined", "changeme",
+    "placeholder", "redacted", "masked", "hidden", "dummy", "example",
+))
+# Unquoted words that are code, not values (expected_token: return x).
+_CODE_WORDS = frozenset((
+    "return", "await", "yield", "lambda", "if", "else", "not", "and", "or", "in",
+    "is", "raise", "new", "this", "self", "cls", "function", "async", "const",
+    "let", "var", "def", "import", "from",
+))
+# Bare identifiers after "name: " that are type annotations, not values.
+_TYPE_WORDS = frozenset((
+    "str", "string", "bytes", "int", "integer", "bool", "boolean", "float",
+    "number", "any", "object", "optional", "secretstr", "secretbytes",
+    "list", "dict", "char", "text", "varchar", "password", "uuid",
+))
 
 
-def redact_credentials(text: str) -> str:
+@functools.lru_cache(maxsize=1)
+def _key_word_re():
+    return re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_words(key):
+    return tuple(w.lower() for w in _key_word_re().findall(key))
+
+
+def _is_secret_word(word):
+    if word in _SECRET_WORDS:
+        return True
+    # Glued names (PGPASSWORD, authtoken) are one word after splitting.
+    return any(word.endswith(s) and word != s for s in _GLUED_SUFFIXES)
+
+
+def _has_secret_pair(words):
+    for first, second in zip(words, words[1:]):
+        if second == "key" and first in _KEY_QUALIFIERS:
+            return True
+        if (first, second) in _SECRET_PAIRS:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def is_credential_key(key):
+    """True when KEY names a credential, judged on words, not substrings.
+
+    See the rule block above _SECRET_WORDS; e.g. apiKey, x-api-key,
+    client_secret, AWS_SESSION_TOKEN, Authorization, Set-Cookie, account_id
+    are credentials; max_tokens, token_count, tokenizer, author, keyboard,
+    session_id, sort_key, primary_key, key_count are not.
+    """
+    if not isinstance(key, str):
+        return False
+    words = _key_words(key)
+    if not words:
+        return False
+    for phrase in _ID_PHRASES:
+        if words[-len(phrase):] == phrase:
+            return True
+    last = words[-1]
+    if last in _NON_CREDENTIAL_TAILS:
+        return False
+    if any(_is_secret_word(w) for w in words):
+        return True
+    if last in _SECRET_LAST_WORDS or (last == "pass" and len(words) > 1):
+        return True
+    return _has_secret_pair(words)
+
+
+# -- Prefixed tokens -----------------------------------------------------------
+#
+# Rules are grouped by a LEAD character picked to be rare in ordinary text
+# ("_", "-", ".", "J", "z", "A", "K"): the regex engine scans for lead
+# characters in C and only enters the pattern there.  Each lead then has a
+# few GUARDS, one cheap check shared by several rules (e.g. "a lowercase
+# letter before the _ and 10 token characters after it"), so most lead
+# characters in ordinary text are rejected after one step.  The literal text
+# before the lead ("ghp" in ghp_...) is checked by a lookbehind and added
+# back to the span afterwards.  Formats follow the public gitleaks and
+# detect-secrets rule sets.
+_GUARDS = (
+    ("_tok", r"(?<=[a-z0-9]_)(?=[A-Za-z0-9]{10})"),
+    ("-tok", r"(?<=[A-Za-z]-)(?=[A-Za-z0-9_-]{10})"),
+    ("-pem", r"(?=----BEGIN)"),
+    ("-arg", r"(?<![^\s]-)"),        # at the start or after whitespace
+    (".tok", r"(?<=[A-Za-z0-9]\.)(?=[A-Za-z0-9_-]{12})"),
+    (".hook", r"(?=slack\.com/|com/api/webhooks/)"),
+    (".bot", r"(?=[A-Za-z0-9_-]{6}\.)"),
+    ("A", r"(?<![A-Za-z0-9_]A)"),
+    ("A:", r"(?<=[0-9]:A)"),
+    ("", ""),
+)
+# (tag, guard, literal prefixes before the lead, lead, body).  A body may
+# name a group "s_<tag>": then only that group is redacted.
+_PREFIXED_RULES = (
+    ("github", "_tok", ("ghp", "gho", "ghu", "ghs", "ghr"), "_", r"[A-Za-z0-9]{30,255}"),
+    ("github_pat", "_tok", ("github_pat",), "_", r"[A-Za-z0-9_]{40,255}"),
+    ("npm", "_tok", ("npm",), "_", r"[A-Za-z0-9]{36}"),
+    ("huggingface", "_tok", ("hf", "api_org"), "_", r"[A-Za-z0-9]{30,40}(?![A-Za-z0-9])"),
+    ("stripe", "_tok", ("sk_live", "sk_test", "sk_prod", "rk_live", "rk_test", "rk_prod"),
+     "_", r"[A-Za-z0-9]{10,247}"),
+    ("stripe_webhook", "_tok", ("whsec",), "_", r"[A-Za-z0-9]{24,128}"),
+    ("shopify", "_tok", ("shpat", "shpss", "shpca", "shppa"), "_", r"[a-fA-F0-9]{32}"),
+    ("supabase", "_tok", ("sbp",), "_", r"[a-f0-9]{40}"),
+    ("digitalocean", "_tok", ("dop_v1", "doo_v1", "dor_v1"), "_", r"[a-f0-9]{64}"),
+    ("linear", "_tok", ("lin_api",), "_", r"[A-Za-z0-9]{40}"),
+    ("onepassword", "_tok", ("ops",), "_", r"eyJ[A-Za-z0-9+/]{100,2048}={0,3}"),
+    ("grafana", "_tok", ("glsa", "glc"), "_", r"[A-Za-z0-9+/_=]{32,400}"),
+    ("openai_anthropic", "-tok", ("sk",), "-", r"[A-Za-z0-9_-]{20,250}"),
+    ("gitlab", "-tok", ("glpat", "gldt", "glrt", "glptt", "glcbt", "glft", "glimt",
+                        "glsoat", "gloas", "glagent"), "-", r"[A-Za-z0-9_-]{20,128}"),
+    ("slack", "-tok", ("xoxa", "xoxb", "xoxp", "xoxr", "xoxs", "xoxe", "xoxo"), "-",
+     r"[A-Za-z0-9-]{10,250}"),
+    ("slack_app", "-tok", ("xapp",), "-", r"[0-9]-[A-Za-z0-9-]{20,250}"),
+    ("pypi", "-tok", ("pypi",), "-", r"AgE[A-Za-z0-9_-]{50,1000}"),
+    ("pulumi", "-tok", ("pul",), "-", r"[a-f0-9]{40}"),
+    ("heroku", "-tok", ("HRKU",), "-", r"[A-Za-z0-9_-]{20,80}"),
+    ("postman", "-tok", ("PMAK",), "-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("newrelic", "-tok", ("NRAK",), "-", r"[A-Z0-9]{27}"),
+    ("google_oauth_secret", "-tok", ("GOCSPX",), "-", r"[A-Za-z0-9_-]{20,64}"),
+    # PEM private key: header, then a body that may hold real newlines,
+    # literal "\n", RFC 1421 headers (Proc-Type: 4,ENCRYPTED); it stops at
+    # "-----" (the END line, taken when present).  No END: still redacted.
+    ("pem", "-pem", (), "-", r"----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+                             r"(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----)){0,20000}"
+                             r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"),
+    # mysql -p'secret' / -psecret and curl -u user:pass (command checked later).
+    ("mysql_p", "-arg", (), "-",
+     r"p(?P<s_mysql_p>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"),
+    ("curl_user", "-arg", (), "-",
+     r"(?:u|-user)[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:(?P<s_curl_user>[^\s'\"@]{1,256})"),
+    ("google_ya29", ".tok", ("ya29",), ".", r"[A-Za-z0-9_-]{20,2048}"),
+    ("vault", ".tok", ("hvs", "hvb", "hvr"), ".", r"[A-Za-z0-9_-]{24,300}"),
+    ("sendgrid", ".tok", ("SG",), ".", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
+    ("doppler", ".tok", ("dp.pt", "dp.st", "dp.sa", "dp.ct", "dp.scim", "dp.audit"), ".",
+     r"[A-Za-z0-9]{40,44}"),
+    ("slack_webhook", ".hook", (), ".",
+     r"(?<=hooks\.)slack\.com/(?:services|workflows|triggers)/(?P<s_slack_webhook>[A-Za-z0-9+/_-]{20,160})"),
+    ("discord_webhook", ".hook", (), ".",
+     r"(?:(?<=discord\.)|(?<=discordapp\.))com/api/webhooks/[0-9]{5,30}/(?P<s_discord_webhook>[A-Za-z0-9_-]{40,100})"),
+    # Discord bot token: M/N/O + 23-26 chars . 6 chars . 27+ chars; the lead
+    # is the first dot and the start is found again in _discord_start.
+    ("discord_bot", ".bot", (), ".", r"(?:" + "|".join(
+        r"(?<=[MNO][A-Za-z0-9_-]{%d}\.)" % n for n in range(22, 27))
+     + r")[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"),
+    # JWT: every part after the header is optional so a long run without dots
+    # is consumed once, not re-scanned; the shape is checked afterwards.
+    ("jwt", "", ("ey",), "J",
+     r"[A-Za-z0-9_-]{8,8192}(?:\.[A-Za-z0-9_-]{0,16384}(?:\.[A-Za-z0-9_+/-]{0,8192}={0,2})?)?"),
+    ("google_api_key", "", ("AI",), "z", r"a[A-Za-z0-9_-]{35}"),
+    ("aws_access_key_id", "A", (), "A", r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z2-7]{16}(?![A-Za-z0-9])"),
+    ("twilio_account_sid", "A", (), "A", r"C[0-9a-f]{32}(?![A-Za-z0-9])"),
+    ("age_secret_key", "A", (), "A", r"GE-SECRET-KEY-1[0-9A-Z]{58}"),
+    ("atlassian", "A", (), "A", r"TATT3[A-Za-z0-9_=-]{150,300}"),
+    # Telegram bot token: <bot id digits>:A<34>; digits are added back later.
+    ("telegram", "A:", (), "A", r"[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])"),
+    ("twilio_api_key", "", ("S",), "K", r"[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
+)
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _rule_branch(tag, before, lead, body):
+    behind = "|".join("(?<=%s)" % re.escape(b + lead) for b in before)
+    return "%s(?P<t_%s>)%s" % ("(?:%s)" % behind if behind else "", tag, body)
+
+
+@functools.lru_cache(maxsize=1)
+def _prefixed_re():
+    guard_patterns = dict(_GUARDS)
+    leads = {}
+    for tag, guard, before, lead, body in _PREFIXED_RULES:
+        guards = leads.setdefault(lead, {})
+        guards.setdefault(guard, []).append(_rule_branch(tag, before, lead, body))
+    # Each top-level branch starts with its literal lead: that is what lets
+    # the engine skip every other character without entering the pattern.
+    return re.compile("|".join(
+        "%s(?:%s)" % (re.escape(lead), "|".join(
+            "%s(?:%s)" % (guard_patterns[guard], "|".join(branches))
+            for guard, branches in guards.items()))
+        for lead, guards in leads.items()))
+
+
+@functools.lru_cache(maxsize=1)
+def _mysql_context_re():
+    return re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b")
+
+
+@functools.lru_cache(maxsize=1)
+def _curl_context_re():
+    return re.compile(r"\b(?:curl|wget|http|https|xh)\b")
+
+
+def _line_before(text, pos, limit=400):
+    start = text.rfind("\n", max(0, pos - limit), pos) + 1
+    return text[max(start, pos - limit):pos]
+
+
+def _has_letter_and_digit(s):
+    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+def _looks_like_jwt(token):
+    parts = token.split(".")
+    return len(parts) == 3 and len(parts[0]) >= 10 and len(parts[1]) >= 10
+
+
+@functools.lru_cache(maxsize=1)
+def _prefixes():
+    return {rule[0]: rule[2] for rule in _PREFIXED_RULES}
+
+
+def _prefix_start(text, tag, lead_pos):
+    """Start of the literal prefix before the lead, or -1 if it is glued to
+    a longer word (my_ghp_... is not a GitHub token)."""
+    befores = _prefixes()[tag]
+    if not befores:
+        return lead_pos         # its guard already placed it
+    start = lead_pos
+    for before in befores:
+        if text.startswith(before, lead_pos - len(before)):
+            start = lead_pos - len(before)
+            break
+    if start > 0 and text[start - 1] in _TOKEN_CHARS:
+        return -1
+    return start
+
+
+def _discord_start(text, dot):
+    for width in range(26, 21, -1):
+        start = dot - width - 1
+        if start >= 0 and text[start] in "MNO" and (start == 0 or text[start - 1] not in _TOKEN_CHARS) \
+                and all(c in _TOKEN_CHARS or c == "-" for c in text[start:dot]):
+            return start
+    return -1
+
+
+@functools.lru_cache(maxsize=1)
+def _databricks_re():
+    # "dapi" has no rare character to lead with; a literal-prefix regex run
+    # only when "dapi" occurs costs nothing otherwise.
+    return re.compile(r"(?<![A-Za-z0-9_])dapi[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])")
+
+
+@functools.lru_cache(maxsize=1)
+def _userinfo_re():
+    # Led by the literal "://", which the engine finds with a fast search.
+    return re.compile(r"://(?P<userinfo>[^\s/@'\"<>]{1,384})@")
+
+
+def _userinfo_span(text, m):
+    """Password of scheme://user:password@host (or a 32-hex DSN key)."""
+    start = m.start("userinfo")
+    userinfo = m.group("userinfo")
+    colon = userinfo.find(":")
+    if colon < 0:
+        is_key = len(userinfo) == 32 and all(c in "0123456789abcdef" for c in userinfo)
+        return (start, m.end("userinfo")) if is_key else None
+    password = userinfo[colon + 1:]
+    if not password or _is_placeholder(password):
+        return None
+    return (start + colon + 1, m.end("userinfo"))
+
+
+def _accept_prefixed(text, m):
+    """Span to redact for one prefixed match, or None to keep the text."""
+    group = m.lastgroup or ""
+    tag = group[2:]
+    if group.startswith("s_"):
+        start, end = m.span(group)
+        secret = text[start:end]
+        if tag == "mysql_p":
+            if not _mysql_context_re().search(_line_before(text, m.start())):
+                return None
+            secret = secret.strip("'\"")
+        elif tag == "curl_user" and not _curl_context_re().search(_line_before(text, m.start())):
+            return None
+        return None if _is_placeholder(secret) else (start, end)
+    end = m.end()
+    if tag == "telegram":
+        colon = m.start() - 1
+        digits = colon
+        while digits > 0 and colon - digits < 16 and text[digits - 1].isdigit():
+            digits -= 1
+        ok = colon - digits >= 6 and (digits == 0 or text[digits - 1] not in _TOKEN_CHARS)
+        return (digits, end) if ok else None
+    if tag == "discord_bot":
+        start = _discord_start(text, m.start())
+        return (start, end) if start >= 0 else None
+    start = _prefix_start(text, tag, m.start())
+    if start < 0:
+        return None
+    if tag == "openai_anthropic" and not _has_letter_and_digit(text[m.start():end]):
+        return None
+    if tag == "jwt" and not _looks_like_jwt(text[start:end]):
+        return None
+    return (start, end)
+
+
+def _prefixed_spans(text):
+    spans = []
+    for m in _prefixed_re().finditer(text):
+        span = _accept_prefixed(text, m)
+        if span is not None:
+            spans.append(span)
+    if "dapi" in text:
+        spans.extend(m.span() for m in _databricks_re().finditer(text))
+    if "://" in text:
+        for m in _userinfo_re().finditer(text):
+            span = _userinfo_span(text, m)
+            if span is not None:
+                spans.append(span)
+    return spans
+
+
+# -- Values after credential names ----------------------------------------------
+#
+# Runs on the lower-cased text.  Each stem is led by a rare letter of it
+# (k, w, c, h, b, d, u, or the "_" of DB_PASS) for the same C-level skipping, and common non-credential
+# words are excluded right there (tokens, tokenizer, author, keyboard) so they
+# never reach Python.  What follows: the rest of the name, an optional closing
+# quote of a quoted key, a separator (= : => := ; not == or ::), a value.
+# (gate, stems): a group joins the regex only when its gate occurs in the
+# lower-cased text, so rarer stems with common lead letters cost nothing
+# when absent.  The first group is always on (its leads k and w are rare).
+_NAME_STEM_GROUPS = (
+    ("", (r"k(?<=tok)en(?!s(?![a-z])|iz)",
+          r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))",
+          r"k(?<=cook)ie", r"w(?<=passw)", r"w(?<=pw)d", r"w(?<=jw)t")),
+    ("passph", (r"p(?<=passp)hrase",)),
+    ("passc", (r"c(?<=passc)ode",)),
+    ("_pass", (r"_(?=pass(?![a-z]))",)),        # DB_PASS, smtp_pass
+    ("secret", (r"c(?<=sec)ret",)),
+    ("cred", (r"cred",)),
+    ("auth", (r"h(?<=auth)(?!or(?!iz)|ent)",)),
+    ("bearer", (r"bearer",)),
+    ("dsn", (r"dsn(?![a-z])",)),
+    ("account", (r"u(?<=accou)nt",)),
+    ("conn", (r"conn(?:ection)?[_.-]?str",)),
+)
+_UNQUOTED_VALUE = r"[^\s\"'`,;&|<>(){}\[\]\\][^\s\"'`,;&|<>)\]}\\]{0,1023}"
+
+
+# The most frequent non-credential tails, rejected inside the regex so that
+# "token_count=5" or "MAX_TOKENS_LIMIT=9" never reach Python (the full list
+# is still applied by is_credential_key).
+_REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path",
+                "file", "used", "usage", "url", "kind")
+
+
+def _tail_lookbehinds():
+    by_width = {}
+    for tail in _REGEX_TAILS:
+        for sep in "_-.":
+            by_width.setdefault(len(tail) + 1, []).append(re.escape(sep + tail))
+    return "".join("(?<!%s)" % "|".join(sorted(v)) for _, v in sorted(by_width.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _named_re(groups):
+    stems = [stem for index in groups for stem in _NAME_STEM_GROUPS[index][1]]
+    # The name's tail is read once: (?=(...))\1 is an atomic group, so a
+    # rejected tail is not retried at every shorter length.  Values that are
+    # plainly not secrets never reach Python: $VAR / ${VAR} references and
+    # code like get_password() or os.environ["X"].
+    return re.compile(r"""
+        (?P<name>(?:%s)(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))%s
+        (?P<close>\\?["'])?
+        (?P<sep>[ \t]{0,4}(?:=>|:=|=|:)(?![=:])[ \t]{0,4})
+        (?!\$|["']\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
+        (?:"(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
+          |'(?P<sq>[^'\r\n]{0,4096})'
+          |\\"(?P<eq>[^"\\\r\n]{0,4096})\\"
+          |(?P<scheme>(?:bearer|basic|token|digest|negotiate|ntlm|apikey|api-key)[ \t]{1,4})?
+           (?P<uv>%s)
+          |["'](?P<open>[^\s"'\\]{1,4096}))
+    """ % ("|".join(stems), _tail_lookbehinds(), _UNQUOTED_VALUE), re.X)
+
+
+def _present_stem_groups(low):
+    return tuple(i for i, (gate, _) in enumerate(_NAME_STEM_GROUPS) if gate in low)
+
+
+@functools.lru_cache(maxsize=1)
+def _flag_re():
+    # Whitespace instead of "=": CLI flags (--password x, --api-key "x").
+    return re.compile(r"""
+        -(?<![^\s]-)-?(?P<flag>[a-z0-9_.-]{0,40}(?:pass|pwd|secret|token|key|auth|cred|cookie)[a-z0-9_.-]{0,40})
+        [ \t]{1,4}
+        (?:"(?P<dq>[^"\\\r\n]{1,4096})"|'(?P<sq>[^'\r\n]{1,4096})'|(?P<uv>%s))
+    """ % _UNQUOTED_VALUE, re.X)
+
+
+@functools.lru_cache(maxsize=1)
+def _bearer_re():
+    # A bare "Bearer <token>" outside any Authorization header.
+    return re.compile(r"bearer[ \t]{1,4}(?P<bearer>[a-z0-9_~+/.=-]{8,4096})")
+
+
+@functools.lru_cache(maxsize=1)
+def _name_head_re():
+    # The part of a name before the stem, matched on the reversed text.
+    return re.compile(r"[A-Za-z0-9_.-]{0,64}")
+
+
+@functools.lru_cache(maxsize=1)
+def _template_re():
+    return re.compile(
+        r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}?|\$\(.*|\{\{.*|\{%.*|%[A-Za-z_][A-Za-z0-9_]*%"
+        r"|<[^<>]*>|\[[A-Za-z _-]*\]|@[A-Za-z_]+@", re.S)
+
+
+@functools.lru_cache(maxsize=1)
+def _code_ref_re():
+    # A bare identifier or dotted path, possibly opening a call or an index.
+    return re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
+
+
+def _is_placeholder(value):
+    """Template references and masked values: not secrets, keep them."""
+    v = value.strip()
+    low = v.lower()
+    if low in _PLACEHOLDER_WORDS or _template_re().fullmatch(v):
+        return True
+    if len(v) >= 3 and set(low) <= set("*x.\u2022#-_"):
+        return True
+    return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
+
+
+def _is_code_reference(value, spaced_equals, colon):
+    """Unquoted values that read as code: password = get_password()."""
+    m = _code_ref_re().match(value)
+    if m is None:
+        return False
+    if m.group().endswith(("(", "[")):
+        return True
+    if m.end() != len(value):
+        return False
+    if value in _CODE_WORDS or is_credential_key(value) or (colon and value.lower() in _TYPE_WORDS):
+        return True
+    # `name = word` with spaces around "=" is an assignment in code; real
+    # secrets are rarely digit-free identifiers.
+    return spaced_equals and not any(c.isdigit() for c in value)
+
+
+def _looks_random(value):
+    return any(c.isdigit() for c in value) or any(c in "_-.+/=~" for c in value)
+
+
+def _full_name_start(text, name_start):
+    behind = text[max(0, name_start - 64):name_start][::-1]
+    return name_start - _name_head_re().match(behind).end()
+
+
+def _named_span(text, m):
+    """Span of the value to redact for one name=value match, or None."""
+    full_start = _full_name_start(text, m.start("name"))
+    name = text[full_start:m.end("name")]
+    if full_start > 0 and text[full_start - 1] in "{$/":     # ${TOKEN:-x}, paths
+        return None
+    if not is_credential_key(name.lstrip("-.")):
+        return None
+    for group in ("dq", "sq", "eq", "uv", "open"):
+        start = m.start(group)
+        if start >= 0:
+            break
+    end = m.end(group)
+    value = text[start:end]
+    if _is_placeholder(value):
+        return None
+    if group == "uv":
+        sep = m.group("sep")
+        spaced_equals = sep.strip() == "=" and sep != "="
+        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep):
+            return None
+        if _key_words(name)[-1] in ("cookie", "cookies"):
+            end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
+    return (start, end)
+
+
+def _line_end(text, start):
+    end = start
+    limit = min(len(text), start + 4096)
+    while end < limit and text[end] not in "\r\n\"'\\":
+        end += 1
+    return end
+
+
+def _spaced_span(text, m):
+    if "bearer" in m.re.groupindex:
+        start, end = m.span("bearer")
+        value = text[start:end]
+        return (start, end) if _looks_random(value) and not _is_placeholder(value) else None
+    if not is_credential_key(text[m.start("flag"):m.end("flag")]):
+        return None
+    for group in ("dq", "sq", "uv"):
+        if m.start(group) >= 0:
+            start, end = m.span(group)
+            value = text[start:end]
+            if value.startswith("-") or _is_placeholder(value):
+                return None
+            return (start, end)
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _ascii_lower_table():
+    return {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def _lowered(text):
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    # Rare: some non-ASCII letters change length when lowered; lower only
+    # ASCII so positions still line up with the original text.
+    return text.translate(_ascii_lower_table())
+
+
+def _named_spans(text):
+    if "=" not in text and ":" not in text and "-" not in text and "earer" not in text:
+        return []
+    low = _lowered(text)
+    spans = []
+    pattern = _named_re(_present_stem_groups(low))
+    pos = 0
+    while True:
+        m = pattern.search(low, pos)
+        if m is None:
+            break
+        span = _named_span(text, m)
+        if span is None:
+            pos = m.end("name")       # a rejected match must not hide a later one
+        else:
+            spans.append(span)
+            pos = max(span[1], m.end("name"))
+    for pattern, gates in ((_flag_re(), (" -", "\t-", "\n-")), (_bearer_re(), ("bearer",))):
+        if any(gate in low for gate in gates) or low.startswith("-"):
+            for m in pattern.finditer(low):
+                span = _spaced_span(text, m)
+                if span is not None:
+                    spans.append(span)
+    return spans
+
+
+# -- Public entry points -------------------------------------------------------
+
+def _merge(spans):
+    merged = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1][1] = end
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def redact_credentials(text):
+    """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
+
+    Everything else is kept byte-for-byte; template references ($VAR,
+    ${VAR}, {{ x }}, <your-token>) and masked values (***, xxxx, REDACTED)
+    are kept too.
+    """
+    if not isinstance(text, str) or len(text) < 8:
+        return text
+    spans = _prefixed_spans(text) + _named_spans(text)
+    if not spans:
+        return text
+    pieces = []
+    last = 0
+    for start, end in _merge(spans):
+        pieces.append(text[last:start])
+        pieces.append(REDACTION_MARKER)
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+@functools.lru_cache(maxsize=1)
+def _ansi_re():
+    return re.compile(
+        r"\x1b(?:\[[0-?]{0,64}[ -/]{0,16}[@-~]?"        # CSI
+        r"|\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?"        # OSC
+        r"|[PX^_][^\x1b]{0,4096}(?:\x1b\\)?"             # DCS/SOS/PM/APC
+        r"|[ -/]{0,4}[0-~]?)"                           # other ESC forms
+        r"|\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?")
+
+
+@functools.lru_cache(maxsize=1)
+def _control_table():
+    table = {c: None for c in range(0x00, 0x20)}
+    table.update({c: None for c in range(0x7F, 0xA0)})
+    for c in "\t\n\r\v\f\u0085\u2028\u2029":
+        table[ord(c)] = " "
+    # Bidi overrides/isolates can make a terminal show text out of order.
+    for c in list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)) + [0x200E, 0x200F]:
+        table[c] = None
+    return table
+
+
+def sanitize_message(text, limit=300):
+    """One line for warnings and diagnostics: no ANSI, no control
+    characters, no credentials, at most LIMIT characters ("…" when cut)."""
+    if not isinstance(text, str):
+        text = str(text)
+    if limit <= 0:
+        return ""
+    # Cut far past LIMIT first so huge inputs stay cheap, yet any secret that
+    # starts inside the kept part is still whole when redacted.
+    text = text[:limit + 32768]
+    text = _ansi_re().sub("", text).translate(_control_table())
+    text = redact_credentials(text)
+    if len(text) > limit:
+        text = text[:limit - 1] + "\u2026"
     return text
-
-
-def sanitize_message(text: str, limit: int = 300) -> str:
-    cleaned = "".join(ch if ch.isprintable() else " " for ch in text)
-    cleaned = redact_credentials(cleaned)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 # =================================================================================================

@@ -206,3 +206,63 @@ def test_message_phase_payload(project, phase, tool):
 def test_message_phase_default_turn_id(project):
     result = run_capture(project, {"request": {"text": "hi"}}, phase="after_reasoning")
     assert result.json["tool"] == {"name": "reasoning", "call_id": "reasoning-turn-0"}
+
+
+# --- redaction end to end -----------------------------------------------------------------------
+
+GITHUB = "ghp_" + "Zq8xWm3Kt7Lp2Vn9Rb4Yc6Hd1Jf5Gs0Ae3Tu"
+JWT = ("eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "Qm9ndXNTaWduYXR1cmVWYWx1ZUhlcmU")
+
+
+def test_redacted_payload_holds_no_credential(project):
+    event = {"tool": {"name": "web_search", "call_id": "c"},
+             "request": {"query": "why does %s fail" % GITHUB, "max_tokens": 50,
+                         "headers": {"Authorization": "Bearer " + JWT, "x-api-key": "k" * 20,
+                                     "Accept": "text/html"},
+                         "session_id": "sess-1", "options": [{"clientSecret": "s3cr3t-value"}]},
+             "result": {"tool_name": "web_search", "success": True, "content": GITHUB,
+                        "metadata": {"url": "https://bob:hunter2pass@example.com/x",
+                                     "note": "token=%s" % JWT}}}
+    run_capture(project, event, payload="redacted", phase="after_tool")
+    received = (project / "stdin.json").read_text()
+    for secret in (GITHUB, JWT, "k" * 20, "s3cr3t-value", "hunter2pass"):
+        assert secret not in received
+    payload = json.loads(received)
+    request = payload["request"]
+    assert request["query"] == "why does <redacted:credential> fail"
+    assert request["max_tokens"] == 50
+    assert request["session_id"] == "sess-1"
+    assert request["headers"]["Authorization"] == {"redacted": True, "kind": "credential",
+                                                   "bytes": len("Bearer " + JWT)}
+    assert request["headers"]["x-api-key"] == {"redacted": True, "kind": "credential", "bytes": 20}
+    assert request["headers"]["Accept"] == "text/html"
+    assert request["options"] == [{"clientSecret": {"redacted": True, "kind": "credential",
+                                                    "bytes": 12}}]
+    assert payload["result"]["content"] == "<redacted:tool-output>"
+    assert payload["result"]["metadata"]["url"] == "https://bob:<redacted:credential>@example.com/x"
+    assert JWT not in payload["result"]["metadata"]["note"]
+
+
+def test_full_payload_keeps_credentials_for_trusted_hooks(project):
+    event = {"tool": {"name": "web_search", "call_id": "c"}, "request": {"query": GITHUB}}
+    run_capture(project, event, payload="full")
+    assert json.loads((project / "stdin.json").read_text())["request"] == {"query": GITHUB}
+
+
+def test_message_text_credentials_are_redacted(project):
+    run_capture(project, {"text": "use export OPENAI_API_KEY=%s now" % GITHUB},
+                payload="redacted", phase="after_assistant")
+    text = json.loads((project / "stdin.json").read_text())["request"]["text"]
+    assert GITHUB not in text and text.startswith("use export OPENAI_API_KEY=<redacted:credential>")
+
+
+def test_warning_lines_are_sanitized(project):
+    label = "gate\x1b[31m\nred " + GITHUB
+    config = write_settings(project, {"enabled": True, "before_tool": [
+        {"label": label, "command": "exit 5"}]})
+    result = run_cli("run", "--phase", "before_tool", "--config", str(config), event=bash_event(),
+                     cwd=project)
+    warning = result.json["warnings"][0]
+    assert warning == ("hook gate red <redacted:credential> (before_tool #0, bash) failed: exit: "
+                       "hook exited with status 5")
+    assert result.events("hook_diagnostic")[0]["payload"]["label"] == "gate red <redacted:credential>"

@@ -1,0 +1,467 @@
+"""Generate the redaction corpus: secrets_positive.jsonl, secrets_negative.jsonl.
+
+Every credential is RANDOM, in the published shape of its format (fixed seed,
+so the output is deterministic); no real key and no documentation example key
+is used.  Run: python3 make_secret_corpus.py   (writes next to this file)
+"""
+import base64
+import json
+import os
+import random
+import string
+
+SEED = 20250526
+UPPER = string.ascii_uppercase
+LOWER = string.ascii_lowercase
+DIGITS = string.digits
+ALNUM = UPPER + LOWER + DIGITS
+URLSAFE = ALNUM + "_-"
+HEX = "0123456789abcdef"
+B64 = ALNUM + "+/"
+
+
+class Gen:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+
+    def s(self, chars, n):
+        return "".join(self.rng.choice(chars) for _ in range(n))
+
+    def mixed(self, chars, n):
+        # Random, but with at least one digit and one letter, like real keys.
+        while True:
+            v = self.s(chars, n)
+            if any(c.isdigit() for c in v) and any(c.isalpha() for c in v):
+                return v
+
+    def password(self, n=None):
+        n = n or self.rng.randint(12, 24)
+        return self.s(ALNUM, 1) + self.mixed(ALNUM + "!#%^*+=~", n - 1)
+
+    def choice(self, seq):
+        return self.rng.choice(seq)
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+# ---- secret makers: format -> function(gen) -> secret -------------------------
+
+def aws_key_id(g):
+    return g.choice(["AKIA", "ASIA"]) + g.s(UPPER + "234567", 16)
+
+
+def github(g):
+    return g.choice(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]) + g.mixed(ALNUM, 36)
+
+
+def github_pat(g):
+    return "github_pat_" + g.mixed(ALNUM, 22) + "_" + g.mixed(ALNUM, 59)
+
+
+def gitlab(g):
+    return "glpat-" + g.mixed(URLSAFE, 20)
+
+
+def slack_token(g):
+    return "%s-%s-%s-%s" % (g.choice(["xoxb", "xoxp"]), g.s(DIGITS, 12), g.s(DIGITS, 13), g.mixed(ALNUM, 24))
+
+
+def stripe(g):
+    return g.choice(["sk_live_", "rk_live_", "sk_test_"]) + g.mixed(ALNUM, 24)
+
+
+def openai(g):
+    return g.choice(["sk-proj-" + g.mixed(URLSAFE, 120), "sk-" + g.mixed(ALNUM, 48)])
+
+
+def anthropic(g):
+    return "sk-ant-api03-" + g.mixed(URLSAFE, 93) + "AA"
+
+
+def google_api_key(g):
+    return "AIza" + g.mixed(URLSAFE, 35)
+
+
+def google_oauth(g):
+    return g.choice(["ya29." + g.mixed(URLSAFE, 120), "GOCSPX-" + g.mixed(URLSAFE, 28)])
+
+
+def npm(g):
+    return "npm_" + g.mixed(ALNUM, 36)
+
+
+def pypi(g):
+    return "pypi-AgEIcHlwaS5vcmc" + g.mixed(URLSAFE, 120)
+
+
+def sendgrid(g):
+    return "SG." + g.mixed(URLSAFE, 22) + "." + g.mixed(URLSAFE, 43)
+
+
+def twilio(g):
+    return g.choice(["SK", "AC"]) + g.mixed(HEX, 32)
+
+
+def huggingface(g):
+    return "hf_" + g.s(UPPER + LOWER, 34)
+
+
+def digitalocean(g):
+    return g.choice(["dop_v1_", "doo_v1_"]) + g.mixed(HEX, 64)
+
+
+def shopify(g):
+    return g.choice(["shpat_", "shpss_", "shpca_"]) + g.mixed(HEX, 32)
+
+
+def databricks(g):
+    return "dapi" + g.mixed(HEX, 32)
+
+
+def heroku(g):
+    return "HRKU-AA" + g.mixed(URLSAFE, 58)
+
+
+def vault(g):
+    return g.choice(["hvs.", "hvb."]) + g.mixed(URLSAFE, 95)
+
+
+def discord_bot(g):
+    return g.choice("MNO") + g.mixed(URLSAFE, 23) + "." + g.mixed(URLSAFE, 6) + "." + g.mixed(URLSAFE, 27)
+
+
+def telegram(g):
+    return g.s("123456789", 1) + g.s(DIGITS, 9) + ":A" + g.mixed(URLSAFE, 34)
+
+
+def jwt(g):
+    header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    payload = b64url(json.dumps({"sub": g.s(DIGITS, 10), "name": g.s(LOWER, 8),
+                                 "iat": int(g.s(DIGITS, 10))}).encode())
+    return "%s.%s.%s" % (header, payload, g.mixed(URLSAFE, 43))
+
+
+def age_key(g):
+    return "AGE-SECRET-KEY-1" + g.s("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)
+
+
+def atlassian(g):
+    return "ATATT3" + g.mixed(URLSAFE + "=", 186)
+
+
+def postman(g):
+    return "PMAK-" + g.s(HEX, 24) + "-" + g.s(HEX, 34)
+
+
+def newrelic(g):
+    return "NRAK-" + g.mixed(UPPER + DIGITS, 27)
+
+
+def linear(g):
+    return "lin_api_" + g.mixed(ALNUM, 40)
+
+
+def grafana(g):
+    return "glsa_" + g.mixed(ALNUM, 32) + "_" + g.s(HEX, 8)
+
+
+def supabase(g):
+    return "sbp_" + g.mixed(HEX, 40)
+
+
+def pulumi(g):
+    return "pul-" + g.mixed(HEX, 40)
+
+
+def doppler(g):
+    return "dp.pt." + g.mixed(ALNUM, 43)
+
+
+def onepassword(g):
+    return "ops_eyJ" + g.mixed(B64, 250)
+
+
+def pem_body(g, lines=8):
+    return [g.s(B64, 64) for _ in range(lines)] + [g.s(B64, 20) + "=="]
+
+
+PEM_KINDS = ["RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY",
+             "ENCRYPTED PRIVATE KEY", "PGP PRIVATE KEY BLOCK", "DSA PRIVATE KEY"]
+
+
+def pem(g, newline):
+    kind = g.choice(PEM_KINDS)
+    body = pem_body(g)
+    if kind == "RSA PRIVATE KEY" and g.rng.random() < 0.5:
+        body = ["Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC," + g.s(HEX.upper(), 32), ""] + body
+    return newline.join(["-----BEGIN %s-----" % kind] + body + ["-----END %s-----" % kind])
+
+
+PREFIXED = [aws_key_id, github, github_pat, gitlab, slack_token, stripe, openai, anthropic,
+            google_api_key, google_oauth, npm, pypi, sendgrid, twilio, huggingface, digitalocean,
+            shopify, databricks, heroku, vault, discord_bot, telegram, jwt, age_key, atlassian,
+            postman, newrelic, linear, grafana, supabase, pulumi, doppler, onepassword]
+
+# Contexts for tokens recognised by their shape alone (the name around them
+# is deliberately NOT credential-shaped, to test the shape rule).
+SHAPE_CONTEXTS = [
+    "echo {s} | pbcopy",
+    "curl -sS https://api.example.test/v1/items -H 'X-Trace: 1' -d 'value={s}'",
+    '{{"note": "rotate {s} before friday", "id": 7}}',
+    "2025-03-04T05:06:07Z WARN loaded value={s} from cache",
+    "found candidate: {s}\n  in file src/settings.py line 12",
+    "config:\n  upstream: {s}\n  retries: 3",
+]
+NAME_CONTEXTS = [
+    "export {NAME}={s}",
+    "{NAME}={s} ./deploy.sh --prod",
+    '{{"{name}": "{s}", "region": "eu-west-1"}}',
+    "{name}: {s}",
+    "  {name}: \"{s}\"\n  timeout: 30",
+    "time=2025-01-01T00:00:00Z level=info {name}={s} user=alice",
+    "docker run -e {NAME}={s} app:latest",
+    "{{\\\"{name}\\\": \\\"{s}\\\"}}",
+    "$env:{NAME} = \"{s}\"",
+    "settings.{name} = '{s}'",
+]
+CRED_NAMES = ["api_key", "apiKey", "client_secret", "clientSecret", "refresh_token", "access_token",
+              "auth_token", "password", "db_password", "secret_key", "private_key", "session_token",
+              "aws_secret_access_key", "github_token", "slack_webhook_secret", "signing_key",
+              "encryption_key", "passphrase", "x-api-key", "oauth_token", "credentials", "auth_code",
+              "account_id", "connection_string", "dsn", "jwt", "token", "smtp_pass", "passwd"]
+
+
+def positives(g):
+    out = []
+
+    def add(fmt, text, secret):
+        assert secret in text, (fmt, text, secret)
+        out.append({"format": fmt, "text": text, "secret": secret})
+
+    for maker in PREFIXED:
+        for ctx in g.rng.sample(SHAPE_CONTEXTS, 4):
+            secret = maker(g)
+            add(maker.__name__, ctx.format(s=secret), secret)
+    for newline, label in (("\n", "pem_newlines"), ("\\n", "pem_escaped_newlines")):
+        for ctx in ["{s}", '{{"private_key": "{s}\\n", "type": "service_account"}}',
+                    "cat ~/.ssh/id_ed25519\n{s}\n$ ", "key material:\n{s}"]:
+            secret = pem(g, newline)
+            add(label, ctx.format(s=secret), secret)
+    # Values after credential names, random values with no known prefix.
+    for i in range(40):
+        name = CRED_NAMES[i % len(CRED_NAMES)]
+        ctx = NAME_CONTEXTS[i % len(NAME_CONTEXTS)]
+        secret = g.password() if "pass" in name else g.mixed(ALNUM + "/+", g.rng.randint(20, 44))
+        add("named_value", ctx.format(name=name, NAME=name.upper().replace("-", "_"), s=secret), secret)
+    for _ in range(4):
+        secret = g.mixed(B64, 40)
+        add("aws_secret_access_key", "[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n"
+            % (aws_key_id(g), secret), secret)
+    # Authorization headers.
+    for tmpl in ['curl -H "Authorization: Bearer {s}" https://api.example.test/me',
+                 "curl -sS -H 'authorization: bearer {s}' https://x.example.test",
+                 '{{"headers": {{"Authorization": "Bearer {s}", "Accept": "*/*"}}}}',
+                 "GET /v1/me HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {s}\r\n",
+                 "Proxy-Authorization: Bearer {s}",
+                 "http GET api.example.test Authorization:'Bearer {s}'"]:
+        secret = g.mixed(URLSAFE + ".~", 40)
+        add("authorization_bearer", tmpl.format(s=secret), secret)
+    for tmpl in ['curl -H "Authorization: Basic {s}" https://x.example.test',
+                 "Authorization: Basic {s}", "Proxy-Authorization: Basic {s}"]:
+        secret = base64.b64encode(("%s:%s" % (g.s(LOWER, 6), g.password())).encode()).decode()
+        add("authorization_basic", tmpl.format(s=secret), secret)
+    for tmpl in ["Authorization: token {s}", 'curl -H "Authorization: token {s}" https://api.github.com']:
+        secret = g.mixed(ALNUM, 40)
+        add("authorization_token", tmpl.format(s=secret), secret)
+    for _ in range(3):
+        secret = g.mixed(URLSAFE, 48)
+        add("bearer_bare", "request sent with Bearer %s (expires in 3600s)" % secret, secret)
+    # Webhook URLs: the path after the fixed host part is the secret.
+    for tmpl in ["curl -X POST -d @msg.json https://hooks.slack.com/services/{s}",
+                 '{{"webhook": "https://hooks.slack.com/services/{s}"}}']:
+        secret = "T%s/B%s/%s" % (g.s(UPPER + DIGITS, 8), g.s(UPPER + DIGITS, 10), g.mixed(ALNUM, 24))
+        add("slack_webhook", tmpl.format(s=secret), secret)
+    for tmpl in ["DISCORD_HOOK=https://discord.com/api/webhooks/{i}/{s}",
+                 "requests.post('https://discordapp.com/api/webhooks/{i}/{s}', json=msg)"]:
+        secret = g.mixed(URLSAFE, 68)
+        add("discord_webhook", tmpl.format(i=g.s(DIGITS, 18), s=secret), secret)
+    # Passwords in URLs.
+    for tmpl in ["psql postgres://app:{s}@db.internal:5432/app",
+                 "DATABASE_URL=postgresql://admin:{s}@10.0.0.5/prod",
+                 "redis-cli -u redis://:{s}@cache:6379/0",
+                 "git clone https://x-access-token:{s}@github.com/acme/repo.git",
+                 "amqp://guest:{s}@rabbit:5672/",
+                 "mongodb+srv://root:{s}@cluster0.mongodb.net/?retryWrites=true",
+                 '{{"url": "https://bot:{s}@hooks.internal.test/notify"}}']:
+        secret = g.password()
+        add("url_password", tmpl.format(s=secret), secret)
+    for _ in range(2):
+        secret = g.s(HEX, 32)
+        add("sentry_dsn", "SENTRY_URL=https://%s@o12345.ingest.sentry.io/678" % secret, secret)
+    # Env exports and tools that take the password in the environment.
+    for tmpl in ["PGPASSWORD={s} psql -h db -U app", "MYSQL_PWD={s} mysql -u root",
+                 "export REDISCLI_AUTH={s}", "export VAULT_TOKEN={s}", "export SECRET={s}",
+                 "set -x; DB_PASS={s} ./migrate"]:
+        secret = g.password()
+        add("env_export", tmpl.format(s=secret), secret)
+    # CLI flags.
+    for tmpl in ["mysql -u root -p'{s}' -h db", "mysqldump -uroot -p{s} app > dump.sql",
+                 "mariadb -u admin -p\"{s}\" shop", "app login --password={s}",
+                 "app login --password {s} --user bob", "gh auth login --token {s}",
+                 'tool --api-key "{s}" run', "vault login -method=userpass password={s}",
+                 "curl -u deploy:{s} https://ci.example.test/api", "curl --user admin:{s} https://x.test",
+                 "wget --password={s} https://files.example.test/a.tgz"]:
+        secret = g.password()
+        add("cli_flag", tmpl.format(s=secret), secret)
+    # Cookies, .env, npmrc, logs.
+    secret = g.mixed(ALNUM, 32)
+    add("cookie", "Cookie: sessionid=%s; csrftoken=abc" % secret, secret)
+    secret = g.mixed(ALNUM, 32)
+    add("cookie", "Set-Cookie: __Host-session=%s; Path=/; Secure; HttpOnly" % secret, secret)
+    secret = g.mixed(ALNUM, 32)
+    add("cookie", 'curl -H "Cookie: token=%s" https://x.test' % secret, secret)
+    for name in ["STRIPE_SECRET", "SESSION_SECRET", "JWT_SECRET", "OPENAI_API_KEY", "SENDGRID_API_KEY"]:
+        secret = g.mixed(ALNUM, 32)
+        add("dotenv", "# production\nNODE_ENV=production\n%s=%s\nPORT=8080\n" % (name, secret), secret)
+    secret = npm(g)
+    add("npmrc", "//registry.npmjs.org/:_authToken=%s" % secret, secret)
+    secret = g.mixed(ALNUM, 30)
+    add("npmrc", "//npm.internal.test/:_authToken=%s\nalways-auth=true" % secret, secret)
+    for tmpl in ["GET /callback?code=ok&access_token={s}&expires_in=3600 200",
+                 "INFO oauth exchange ok refresh_token={s} scope=read",
+                 "DEBUG headers={{'x-api-key': '{s}', 'accept': 'json'}}",
+                 "[auth] client_secret={s}"]:
+        secret = g.mixed(URLSAFE, 32)
+        add("log_kv", tmpl.format(s=secret), secret)
+    for tmpl in ["database:\n  host: db\n  password: {s}\n  port: 5432",
+                 "spring.datasource.password={s}", "<add key=\"ApiKey\" />\nApiKey: {s}",
+                 "ini:\n[client]\npassword = {s}"]:
+        secret = g.password()
+        add("config_file", tmpl.format(s=secret), secret)
+    return out
+
+
+def negatives(g):
+    out = []
+
+    def add(kind, text):
+        out.append({"kind": kind, "text": text})
+
+    for _ in range(6):
+        add("git_sha", "commit %s\nMerge: %s %s" % (g.s(HEX, 40), g.s(HEX, 7), g.s(HEX, 7)))
+    for _ in range(3):
+        add("git_sha", "git checkout %s && git log --oneline -1" % g.s(HEX, 40))
+    for _ in range(5):
+        u = g.s(HEX, 32)
+        add("uuid", '{"session_id": "%s-%s-%s-%s-%s", "turn_id": "turn-3"}' % (u[:8], u[8:12], u[12:16], u[16:20], u[20:]))
+    for _ in range(5):
+        add("sha256", "%s  dist/app-1.2.3.tar.gz" % g.s(HEX, 64))
+    for _ in range(3):
+        add("sha512", "sha512sum: %s" % g.s(HEX, 128))
+    for _ in range(6):
+        digest = base64.b64encode(bytes(g.rng.randrange(256) for _ in range(64))).decode()
+        add("integrity", '"integrity": "sha512-%s"' % digest)
+    for _ in range(3):
+        digest = base64.b64encode(bytes(g.rng.randrange(256) for _ in range(32))).decode()
+        add("integrity", '<script src="app.js" integrity="sha256-%s" crossorigin="anonymous"></script>' % digest)
+    for _ in range(5):
+        add("docker_digest", "image: ghcr.io/acme/api@sha256:%s" % g.s(HEX, 64))
+    for sentence in ["hello world, this is a perfectly ordinary sentence",
+                     "The quick brown fox jumps over the lazy dog again and again",
+                     '{"name": "demo", "version": "1.0.0", "private": true}',
+                     "lorem ipsum dolor sit amet consectetur adipiscing elit"]:
+        add("base64_prose", "payload=%s" % base64.b64encode(sentence.encode()).decode())
+        add("base64_prose", "echo %s | base64 -d" % base64.b64encode(sentence.encode()).decode())
+    for path in ["/home/dev/.cache/pip/wheels/ab/cd/ef0123456789abcdef0123456789abcdef0123456789/x.whl",
+                 "/usr/lib/python3.11/site-packages/requests/adapters.py",
+                 "C:\\Users\\dev\\AppData\\Local\\Temp\\build-artifacts\\output.log",
+                 "src/components/authentication/TokenRefreshButton.test.tsx",
+                 "/var/lib/docker/overlay2/%s/merged/etc/passwd" % g.s(HEX, 64),
+                 "~/.config/gh/hosts.yml", "node_modules/@types/node/index.d.ts"]:
+        add("path", "ls -la %s" % path)
+    for v in ["1.2.3", "v2.0.0-rc.1+build.5", "0.0.1-alpha", "10.20.30"]:
+        add("semver", '"version": "%s"' % v)
+    code = [
+        "def get_token(self):\n    return self._token",
+        "if password is None:\n    raise ValueError('password required')",
+        "password = getpass.getpass()",
+        'api_key = os.environ["API_KEY"]',
+        "token = request.headers.get('Authorization')",
+        "const token = await getToken();",
+        "self.token = token",
+        "def login(self, username: str, password: str) -> bool:",
+        "token: Optional[str] = None",
+        "password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())",
+        "for key, value in settings.items():",
+        "secret = load_secret(path)",
+        "client = Client(api_key=api_key, timeout=30)",
+        "login(user=user, password=password)",
+        "if (!token) { throw new Error('missing token'); }",
+        "private static final String TOKEN_HEADER = \"X-Auth-Token\";",
+        "let key = map.get(&key).unwrap();",
+        "password_field = forms.CharField(widget=forms.PasswordInput)",
+        "assert tokenizer.decode(tokens) == text",
+        "keyboard.press(Key.enter)",
+        "git commit --author='Jane <jane@example.com>' -m 'fix auth flow'",
+        "import { authorize } from './auth';",
+        "return jwt.decode(token, key, algorithms=['HS256'])",
+        "if token == expected_token: return True",
+        "secretKeyRef:\n  name: db-credentials\n  key: password",
+        "Password: SecretStr",
+        "docker login --username bob --password-stdin registry.example.test",
+    ]
+    for c in code:
+        add("code", c)
+    for t in ["max_tokens=4096", '{"max_tokens": 4096, "input_tokens": 1234, "output_tokens": 56}',
+              "token_count: 123", "tokens_used=456 tokenizer=cl100k_base", "author: Jane Doe",
+              "authority: https://login.example.test", "keyboard: us", "sort_key=created_at",
+              "primary_key: id", "key_count: 12", "session_id=abc-123", '{"tool_use_id": "toolu_01", "call_id": "call_abc123"}',
+              "password_min_length=12", "token_type=bearer", "auth_method: oauth", "TOKEN_LIMIT=9000",
+              "credential_helper=osxkeychain", "password_file=/run/secrets/db"]:
+        add("counters_and_names", t)
+    for t in ["password: ${DB_PASSWORD}", "export API_KEY=$API_KEY", "token: {{ secrets.GITHUB_TOKEN }}",
+              "API_KEY=<your-api-key>", 'password: "***"', "PASSWORD=xxxx", "token: REDACTED",
+              "password=", 'api_key: ""', "client_secret: %CLIENT_SECRET%", 'token = "${TOKEN}"',
+              "export GITHUB_TOKEN=${{ secrets.GITHUB_TOKEN }}", "password: <redacted:credential>",
+              "--password $DB_PASS", "Authorization: Bearer ${TOKEN}", "secret: [REDACTED]",
+              "auth_token: your-token-here", "password: null", "DB_PASSWORD=${DB_PASSWORD:-}"]:
+        add("template_or_masked", t)
+    for t in ["https://github.com/acme/repo/pull/42?tab=files#diff-abc",
+              "ssh://git@github.com:22/acme/repo.git", "git@github.com:acme/repo.git",
+              "https://user@example.test/path", "mailto:dev@example.com",
+              "https://registry.npmjs.org/@babel/core/-/core-7.24.0.tgz",
+              "http://[::1]:8080/health", "https://example.test:8443/api/v1/items?page=2&limit=50",
+              "postgres://db.internal:5432/app", "npm install @types/node@20.11.0"]:
+        add("url", t)
+    for t in ["mkdir -p build/output && cp -r dist build/output", "ssh -p 2222 deploy@host",
+              "python3 -m pytest -q -k 'token and not slow'", "task-management-service-v2-abcdefghijklmnop",
+              "scikit-learn==1.3.0", "The bearer token is sent in the Authorization header.",
+              "Use Bearer authentication for all requests.", "arn:aws:iam::123456789012:role/deploy",
+              "AIDA is not a key prefix: AIDAJQABLZS4A3QDU576Q is a user id",
+              "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+              "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUZ2V0\n-----END CERTIFICATE-----",
+              "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+              "ETag: W/\"5e15153d-120f\"", "X-Request-Id: 7f3c2a1e-9b8d-4c6f-a1b2-c3d4e5f60718",
+              "Content-Type: application/json; charset=utf-8", "eyJhbGciOiJIUzI1NiJ9 is a header only",
+              "skeleton-loader", "desk-lamp-2000-series-deluxe-edition"]:
+        add("misc", t)
+    return out
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    g = Gen(SEED)
+    pos = positives(g)
+    neg = negatives(g)
+    for name, rows in (("secrets_positive.jsonl", pos), ("secrets_negative.jsonl", neg)):
+        with open(os.path.join(here, name), "w", encoding="utf-8", newline="\n") as f:
+            for row in rows:
+                f.write(json.dumps(row, sort_keys=True) + "\n")
+    print("positives: %d (%d formats), negatives: %d"
+          % (len(pos), len({r["format"] for r in pos}), len(neg)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""Tests for the credential redaction section of magihook."""
+import json
+import os
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import magihook  # noqa: E402
+
+MARKER = "<redacted:credential>"
+MIB = 1024 * 1024
+
+
+def _load(name):
+    with open(os.path.join(HERE, "data", name), encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+POSITIVES = _load("secrets_positive.jsonl")
+NEGATIVES = _load("secrets_negative.jsonl")
+
+
+# ---- corpus ---------------------------------------------------------------------
+
+def test_corpus_is_big_and_varied():
+    assert len(POSITIVES) >= 150
+    assert len({p["format"] for p in POSITIVES}) >= 30
+    assert len(NEGATIVES) >= 100
+    assert all(p["secret"] in p["text"] for p in POSITIVES)
+
+
+def test_corpus_is_deterministic_and_committed(tmp_path):
+    import shutil
+    import subprocess
+    script = os.path.join(HERE, "data", "make_secret_corpus.py")
+    copy = tmp_path / "make_secret_corpus.py"
+    shutil.copy(script, copy)
+    subprocess.run([sys.executable, str(copy)], check=True, capture_output=True)
+    for name in ("secrets_positive.jsonl", "secrets_negative.jsonl"):
+        with open(os.path.join(HERE, "data", name), encoding="utf-8") as committed:
+            assert (tmp_path / name).read_text(encoding="utf-8") == committed.read()
+
+
+@pytest.mark.parametrize("row", POSITIVES, ids=lambda r: r["format"])
+def test_every_positive_is_redacted(row):
+    out = magihook.redact_credentials(row["text"])
+    assert row["secret"] not in out
+    assert MARKER in out
+
+
+def test_recall_is_total():
+    missed = [p for p in POSITIVES if p["secret"] in magihook.redact_credentials(p["text"])]
+    print("recall: %d/%d" % (len(POSITIVES) - len(missed), len(POSITIVES)))
+    assert missed == []
+
+
+def test_negatives_survive_byte_for_byte():
+    touched = [n for n in NEGATIVES if magihook.redact_credentials(n["text"]) != n["text"]]
+    print("negatives touched: %d/%d" % (len(touched), len(NEGATIVES)))
+    for n in touched:
+        print("  touched:", n["kind"], repr(n["text"][:100]))
+    assert len(touched) <= len(NEGATIVES) // 100   # at most 1 %
+    assert len(touched) == 0                        # the exact count today
+
+
+def test_surrounding_text_is_kept_exactly():
+    secret = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cD1fH3jL5"
+    text = "before\t%s\r\nafter \u00e9\u4e2d" % secret
+    assert magihook.redact_credentials(text) == "before\t%s\r\nafter \u00e9\u4e2d" % MARKER
+
+
+def test_url_password_keeps_scheme_user_host():
+    out = magihook.redact_credentials("psql postgres://app:Zq8rT2wLp0@db.internal:5432/app")
+    assert out == "psql postgres://app:%s@db.internal:5432/app" % MARKER
+
+
+def test_authorization_keeps_scheme_word():
+    out = magihook.redact_credentials('curl -H "Authorization: Bearer abcDEF123456ghiJKL" x')
+    assert out == 'curl -H "Authorization: Bearer %s" x' % MARKER
+
+
+def test_redaction_is_idempotent():
+    for row in POSITIVES[:60]:
+        once = magihook.redact_credentials(row["text"])
+        assert magihook.redact_credentials(once) == once
+
+
+def test_non_strings_and_short_strings_pass_through():
+    assert magihook.redact_credentials("") == ""
+    assert magihook.redact_credentials("a=b") == "a=b"
+
+
+# ---- key names --------------------------------------------------------------------
+
+CREDENTIAL_KEYS = [
+    "apiKey", "API_KEY", "api-key", "x-api-key", "client_secret", "clientSecret", "refreshToken",
+    "refresh_token", "access_token", "id_token", "aws_secret_access_key", "AWS_SESSION_TOKEN",
+    "password", "passwd", "pwd", "passphrase", "secret", "auth_code", "authCode", "account_id",
+    "accountId", "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "private_key",
+    "privateKey", "session_token", "bearer", "oauth_token", "token", "GITHUB_TOKEN", "credentials",
+    "api_secret", "signing_key", "encryption_key", "connection_string", "dsn", "PGPASSWORD",
+    "DB_PASS", "aws_access_key_id", "APIKey", "x-auth-token", "REDISCLI_AUTH", "_authToken",
+]
+NON_CREDENTIAL_KEYS = [
+    "max_tokens", "token_count", "tokenizer", "tokens_used", "author", "authority", "keyboard",
+    "monkey", "key_count", "path", "session_id", "tool_use_id", "call_id", "turn_id", "message_id",
+    "sort_key", "primary_key", "id", "name", "command", "content", "cwd", "description", "key",
+    "public_key", "token_type", "password_file", "secret_name", "secretKeyRef", "input_tokens",
+    "auth_method", "client_id", "", "pass",
+]
+
+
+@pytest.mark.parametrize("key", CREDENTIAL_KEYS)
+def test_credential_keys(key):
+    assert magihook.is_credential_key(key) is True
+
+
+@pytest.mark.parametrize("key", NON_CREDENTIAL_KEYS)
+def test_non_credential_keys(key):
+    assert magihook.is_credential_key(key) is False
+
+
+def test_non_string_key_is_not_credential():
+    assert magihook.is_credential_key(None) is False
+
+
+# ---- templates and masked values are kept -------------------------------------------
+
+KEPT = [
+    "password: ${DB_PASSWORD}", "export API_KEY=$API_KEY", "token: {{ secrets.GITHUB_TOKEN }}",
+    "API_KEY=<your-api-key>", 'password: "***"', "PASSWORD=xxxx", "token: REDACTED",
+    "password=", 'api_key: ""', "client_secret: %CLIENT_SECRET%", "--token $GITHUB_TOKEN",
+    "Authorization: Bearer ${TOKEN}", "postgres://app:${DB_PASS}@db/app", "password: null",
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_templates_and_masked_values_are_kept(text):
+    assert magihook.redact_credentials(text) == text
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("password: hunter2x", "hunter2x"),
+    ("export API_KEY=Zk39fLq0Pw", "Zk39fLq0Pw"),
+    ('{"api_key": "Zk39fLq0Pw"}', "Zk39fLq0Pw"),
+    ("--password Zk39fLq0Pw", "Zk39fLq0Pw"),
+])
+def test_same_names_with_real_values_are_redacted(text, secret):
+    # Guards the KEPT table against a redactor that never redacts anything.
+    assert secret not in magihook.redact_credentials(text)
+
+
+# ---- adversarial input stays linear --------------------------------------------------
+
+ADVERSARIAL = {
+    "a": "a" * MIB,
+    "equals": "=" * MIB,
+    "colons": ":" * MIB,
+    "eyJ": "eyJ" * (MIB // 3),
+    "eyJ_dots": "eyJabc." * (MIB // 7),
+    "AKIA": "AKIA" * (MIB // 4),
+    "base64": ("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3" * (MIB // 40)),
+    "password_eq": "password=" * (MIB // 9),
+    "password_colon_space": "password: " * (MIB // 10),
+    "begin": "-----BEGIN" * (MIB // 10),
+    "begin_header": "-----BEGIN RSA PRIVATE KEY-----" * (MIB // 31),
+    "key": "key" * (MIB // 3),
+    "token_underscore": "token_" * (MIB // 6),
+    "ghp": "ghp_" * (MIB // 4),
+    "sk_dash": "sk-" * (MIB // 3),
+    "dashes": "-" * MIB,
+    "underscores": "_" * MIB,
+    "at_signs": "@" * MIB,
+    "url_at": "://a:b@" * (MIB // 7),
+    "quotes": '"api_key": "' * (MIB // 12),
+    "flags": " --password" * (MIB // 11),
+    "digits_colon_A": "123456789:A" * (MIB // 11),
+    "bearer": "bearer " * (MIB // 7),
+    "backslashes": "\\" * MIB,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_input_is_fast(name):
+    text = ADVERSARIAL[name]
+    start = time.perf_counter()
+    magihook.redact_credentials(text)
+    elapsed = time.perf_counter() - start
+    print("%s: %.3f s" % (name, elapsed))
+    assert elapsed < 1.0
+
+
+def test_sanitize_message_on_adversarial_input_is_fast():
+    start = time.perf_counter()
+    magihook.sanitize_message("\x1b[" * MIB)
+    magihook.sanitize_message("\x1b]" + "x" * MIB)
+    assert time.perf_counter() - start < 1.0
+
+
+# ---- sanitize_message ---------------------------------------------------------------
+
+def test_sanitize_strips_ansi_and_control_characters():
+    out = magihook.sanitize_message("\x1b[31mred\x1b[0m\x00 a\rb\nc\td\x07\x1b]0;title\x07e")
+    assert out == "red a b c de"
+
+
+def test_sanitize_redacts_credentials():
+    token = "ghp_" + "Zk39fLq0PwZk39fLq0PwZk39fLq0PwZk39"
+    out = magihook.sanitize_message("hook failed: \x1b[1mGITHUB_TOKEN=%s\x1b[0m" % token)
+    assert token not in out
+    assert out == "hook failed: GITHUB_TOKEN=%s" % MARKER
+
+
+def test_sanitize_redacts_secret_split_by_escape_codes():
+    # The escape sequence is removed BEFORE redaction, so it cannot hide a token.
+    out = magihook.sanitize_message("key AKIA\x1b[0mQWERTYUIOP234567 end")
+    assert "QWERTYUIOP234567" not in out
+
+
+def test_sanitize_bounds_length():
+    out = magihook.sanitize_message("x" * 1000, limit=300)
+    assert len(out) == 300
+    assert out.endswith("\u2026")
+    assert magihook.sanitize_message("short", limit=300) == "short"
+    assert magihook.sanitize_message("exactly10!", limit=10) == "exactly10!"
+    assert magihook.sanitize_message("exactly11!!", limit=10) == "exactly11\u2026"
+
+
+def test_sanitize_bounds_after_redaction():
+    long_secret = "password=" + "Zk39fLq0Pw" * 50
+    out = magihook.sanitize_message(long_secret + " tail", limit=40)
+    assert "Zk39" not in out
+    assert len(out) <= 40
+
+
+def test_sanitize_strips_c1_and_bidi_controls():
+    out = magihook.sanitize_message("a\x9b31mb\u202ec\u2066d\x7fe")
+    assert out == "abcde"
