@@ -34,7 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 __version__ = "0.1.0"
 __all__ = [
@@ -2284,7 +2284,7 @@ class RowTree:
         return lines
 
 
-def tree_lines(rows: Iterable[Mapping[str, Any]], colour: bool) -> List[str]:
+def tree_lines(rows: Sequence[Mapping[str, Any]], colour: bool) -> List[str]:
     """The replay tree of `rows`: one line per hook, in the state it was last recorded in."""
     tree = RowTree()
     for row in rows:
@@ -2354,7 +2354,7 @@ def read_session(path: str, shown: InjectedContentDisplay) -> Replay:
         raise InputError("%s: cannot read session file (%s)" % (path, _errno_name(exc))) from None
 
 
-def replay_session(lines: Iterable[bytes], shown: InjectedContentDisplay) -> Replay:
+def replay_session(lines: Iterator[bytes], shown: InjectedContentDisplay) -> Replay:
     """Display rows from session JSON Lines, without running anything.
 
     Lifecycle rows are always made (the spec: persisted hook history does not depend on
