@@ -1232,6 +1232,15 @@ def unmatched_reason(hook: HookDefinition, tool: str) -> Optional[str]:
     return None
 
 
+def skip_reason(settings: Settings, hook: HookDefinition, tool: str, wrapped: bool) -> Optional[str]:
+    """Why `hook` would not run for this call (`run --explain`), or None when it would."""
+    if not settings.enabled:
+        return "hooks.enabled is false"
+    if not wrapped:
+        return "%s is not a built-in tool, so magihook does not wrap it" % tool
+    return unmatched_reason(hook, tool)
+
+
 def matching_hooks(settings: Settings, phase: str, tool: str) -> List[HookDefinition]:
     """The hooks that run for one call, in array order; none unless hooks are enabled."""
     if not settings.enabled:
@@ -2894,9 +2903,21 @@ def session_warning(exc: OSError) -> str:
 # =================================================================================================
 # 13. Display
 # =================================================================================================
+# Rows are what a UI shows (the result's `display`, `replay --json`); lines are how magihook
+# draws rows in a terminal: live on stderr (`run --tui`) and as a tree (`replay`).  Every row, on
+# every path, is made by lifecycle_row or injection_rows.  `run --explain` is drawn here too.
 
 DISPLAY_SEPARATOR = " · "
 INJECTED_CONTENT_MAX_CHARS = 200
+DISPLAY_LINE_MAX_CHARS = 500
+TREE_INDENT = "  "
+CONTENT_MARK = "> "
+ANSI_RESET = "\x1b[0m"
+ANSI_BOLD = "\x1b[1m"
+ANSI_RED = "\x1b[31m"
+# A status not listed (lifecycle `failed`, every injection status but `success`) is drawn red.
+STATUS_COLOURS = MappingProxyType({"running": "\x1b[33m", "success": "\x1b[32m"})
+REPLAY_SCHEMA = "magihook.replay"
 
 
 def lifecycle_row(payload: Mapping[str, Any]) -> Dict[str, Any]:
@@ -2910,6 +2931,7 @@ def lifecycle_row(payload: Mapping[str, Any]) -> Dict[str, Any]:
         "status": status,
         "activity_id": payload["activity_id"],
         "parent_activity_id": payload["tool_call_id"],
+        "hook_index": payload["hook_index"],
     }
     if status == "failed":
         row["category"] = payload["category"]
@@ -2926,8 +2948,8 @@ def injection_rows(
     """Rows for one `hook_context_injection` audit, one per enabled surface."""
     count = audit["item_count"]
     text = DISPLAY_SEPARATOR.join((
-        "provider context injection", audit["label"], audit["status"],
-        "%d item%s" % (count, "" if count == 1 else "s"), "%d bytes" % audit["byte_count"]))
+        "provider context injection", audit["label"], audit["status"], _plural(count, "item"),
+        "%d bytes" % audit["byte_count"]))
     rows = []
     for surface, on in (("transcript", shown.show_in_transcript),
                         ("activity_tree", shown.show_in_activity_tree)):
@@ -2941,6 +2963,7 @@ def injection_rows(
             "status": audit["status"],
             "item_count": count,
             "byte_count": audit["byte_count"],
+            "hook_index": audit["hook_index"],
             "parent_activity_id": parent_activity_id if surface == "activity_tree" else None,
             "text": text,
         }
@@ -2953,6 +2976,357 @@ def injection_rows(
 def _display_content(content: str) -> str:
     cleaned = sanitize_message(content, INJECTED_CONTENT_MAX_CHARS)
     return cleaned
+
+
+def _plural(count: int, word: str) -> str:
+    return "%d %s%s" % (count, word, "" if count == 1 else "s")
+
+
+# --- drawing rows in a terminal -----------------------------------------------------------------
+
+def is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def colour_enabled(stream: Any, env: Mapping[str, str]) -> bool:
+    """ANSI colour only on a terminal, and never while NO_COLOR is set and not empty."""
+    return not env.get("NO_COLOR") and is_terminal(stream)
+
+
+def _paint(text: str, style: str, colour: bool) -> str:
+    return style + text + ANSI_RESET if colour else text
+
+
+def _terminal_text(text: str) -> str:
+    # Replayed rows come from a file: no control character of theirs may reach the terminal.
+    return sanitize_message(text, DISPLAY_LINE_MAX_CHARS)
+
+
+def tool_line(tool: Tuple[Optional[str], str], colour: bool) -> str:
+    """The root line of one tool call (or message): `bash · call_1`, or `bash` without an id."""
+    call_id, name = tool
+    text = name if call_id is None else name + DISPLAY_SEPARATOR + call_id
+    return _paint(_terminal_text(text), ANSI_BOLD, colour)
+
+
+def row_lines(row: Mapping[str, Any], depth: int, colour: bool) -> List[str]:
+    """A row's line at `depth`, then its injected content (style `content`), one line an item."""
+    indent = TREE_INDENT * depth
+    style = STATUS_COLOURS.get(row["status"], ANSI_RED)
+    lines = [indent + _paint(_terminal_text(row["text"]), style, colour)]
+    for content in row.get("content", ()):
+        lines.append(indent + TREE_INDENT + CONTENT_MARK + _terminal_text(content))
+    return lines
+
+
+ToolKey = Tuple[Optional[str], str]
+
+
+class RowTree:
+    """Where rows go in the drawn tree: a tool call at the root, each of its hooks under it (once,
+    in its latest state), a hook's `activity_tree` injection rows under that hook.  Transcript
+    rows, and injection rows whose hook has no row, are root lines."""
+
+    def __init__(self) -> None:
+        self.top: List[Any] = []  # tool keys and root rows, in order of first appearance
+        self.hooks: Dict[ToolKey, Dict[Tuple[str, int], List[Mapping[str, Any]]]] = {}
+
+    def add(self, row: Mapping[str, Any]) -> Tuple[Optional[ToolKey], int]:
+        """Place one row; return (its tool key when this row opened that call, its depth)."""
+        tool = (row["parent_activity_id"], row["target_tool"])
+        hook = (row["phase"], row["hook_index"])
+        if "surface" not in row:
+            opened = tool not in self.hooks
+            if opened:
+                self.hooks[tool] = {}
+                self.top.append(tool)
+            self.hooks[tool].setdefault(hook, [row])[0] = row
+            return (tool if opened else None), 1
+        entry = self.hooks.get(tool, {}).get(hook) if row["surface"] == "activity_tree" else None
+        if entry is None:
+            self.top.append(row)
+            return None, 0
+        entry.append(row)
+        return None, 2
+
+    def lines(self, colour: bool) -> List[str]:
+        lines: List[str] = []
+        for item in self.top:
+            if not isinstance(item, tuple):
+                lines += row_lines(item, 0, colour)
+                continue
+            lines.append(tool_line(item, colour))
+            for hook_rows in self.hooks[item].values():
+                lines += row_lines(hook_rows[0], 1, colour)
+                for injection in hook_rows[1:]:
+                    lines += row_lines(injection, 2, colour)
+        return lines
+
+
+def tree_lines(rows: Sequence[Mapping[str, Any]], colour: bool) -> List[str]:
+    """The replay tree of `rows`: one line per hook, in the state it was last recorded in."""
+    tree = RowTree()
+    for row in rows:
+        tree.add(row)
+    return tree.lines(colour)
+
+
+class LiveRows:
+    """`on_row` for `run --tui`: draws each row the moment it happens, at its depth in the tree
+    (a hook's `running` and `success` are two lines here: a stream cannot redraw)."""
+
+    def __init__(self, write: Callable[[str], None], colour: bool) -> None:
+        self.write = write
+        self.colour = colour
+        self.tree = RowTree()
+
+    def __call__(self, row: Mapping[str, Any]) -> None:
+        opened, depth = self.tree.add(row)
+        if opened is not None:
+            self.write(tool_line(opened, self.colour))
+        for line in row_lines(row, depth, self.colour):
+            self.write(line)
+
+
+# --- replay: rows from a session file -----------------------------------------------------------
+
+@dataclass
+class Replay:
+    """The rows of one session file, and how many lines of it were used or skipped."""
+
+    rows: List[Dict[str, Any]]
+    hook_records: int = 0
+    other_events: int = 0
+    corrupt_lines: int = 0
+
+
+_STR_OR_NULL = (str, type(None))
+_LIFECYCLE_FIELDS = MappingProxyType({
+    "phase": str, "label": str, "target_tool": str, "status": str, "policy": str,
+    "category": _STR_OR_NULL, "tool_call_id": _STR_OR_NULL, "activity_id": str, "hook_index": int,
+})
+# The payload fields replay reads, per event type; a hook record without them is a corrupt line.
+REPLAY_FIELDS = MappingProxyType({
+    "hook_lifecycle": _LIFECYCLE_FIELDS,
+    "hook_diagnostic": _LIFECYCLE_FIELDS,
+    "hook_context_injection": MappingProxyType({
+        "phase": str, "label": str, "target_tool": str, "status": str, "item_count": int,
+        "byte_count": int, "hook_index": int,
+    }),
+    "provider_context_item": MappingProxyType({
+        "phase": str, "tool_call_id": _STR_OR_NULL, "hook_index": int, "content": str,
+    }),
+})
+LIFECYCLE_STATUSES = ("started", "success", "failed")
+
+
+def read_session(path: str, shown: InjectedContentDisplay) -> Replay:
+    """Replay one session file (JSON Lines); InputError when it cannot be read at all."""
+    try:
+        with open(path, "rb") as handle:
+            return replay_session(handle, shown)
+    except FileNotFoundError:
+        raise InputError("%s: session file not found" % path) from None
+    except IsADirectoryError:
+        raise InputError("%s: session path is a directory" % path) from None
+    except OSError as exc:
+        raise InputError("%s: cannot read session file (%s)" % (path, _errno_name(exc))) from None
+
+
+def replay_session(lines: Iterator[bytes], shown: InjectedContentDisplay) -> Replay:
+    """Display rows from session JSON Lines, without running anything.
+
+    Lifecycle rows are always made (the spec: persisted hook history does not depend on
+    `show_in_tui`); injection rows follow the `injected_content` gates in `shown`.  An injection
+    audit carries no call id: it belongs to the latest lifecycle record of the same hook.  Its
+    content comes from the `provider_context_item` records after it (written when the phase ends),
+    matched by (tool_call_id, phase, hook_index).
+    """
+    replay = Replay([])
+    entries: List[Any] = []  # lifecycle rows, and injection entries completed as items arrive
+    calls: Dict[Tuple[str, str, str, int], Optional[str]] = {}
+    audits: Dict[Tuple[Optional[str], str, int], Dict[str, Any]] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        record = _replay_record(line)
+        if record is None:
+            replay.corrupt_lines += 1
+            continue
+        kind, payload = record
+        if kind not in REPLAY_FIELDS:
+            replay.other_events += 1
+            continue
+        replay.hook_records += 1
+        hook = (payload["phase"], payload["hook_index"])
+        if kind == "hook_lifecycle":
+            calls[(payload["label"], payload["target_tool"]) + hook] = payload["tool_call_id"]
+            entries.append(lifecycle_row(payload))
+        elif kind == "hook_context_injection":
+            call = calls.get((payload["label"], payload["target_tool"]) + hook)
+            entry = {"audit": payload, "call": call, "contents": []}
+            audits[(call,) + hook] = entry
+            entries.append(entry)
+        elif kind == "provider_context_item" and (payload["tool_call_id"],) + hook in audits:
+            audits[(payload["tool_call_id"],) + hook]["contents"].append(payload["content"])
+    for entry in entries:
+        if "audit" in entry:
+            replay.rows += injection_rows(entry["audit"], entry["contents"], shown, entry["call"])
+        else:
+            replay.rows.append(entry)
+    return replay
+
+
+def _replay_record(line: bytes) -> Optional[Tuple[str, Mapping[str, Any]]]:
+    """(type, payload) of one session line; None when the line is corrupt.  Events of other
+    types (an agent's tool_call, tool_result...) need only a `type`: replay skips them."""
+    try:
+        event = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        return None
+    kind, payload = event["type"], event.get("payload")
+    fields = REPLAY_FIELDS.get(kind)
+    if fields is None:
+        return kind, {}
+    if not isinstance(payload, dict) or not all(
+            key in payload and _is_field(payload[key], want) for key, want in fields.items()):
+        return None
+    if fields is _LIFECYCLE_FIELDS and (payload["status"] not in LIFECYCLE_STATUSES or (
+            payload["status"] == "failed" and payload["category"] is None)):
+        return None
+    return kind, payload
+
+
+def _is_field(value: Any, want: Any) -> bool:
+    # A boolean is not a hook index or a count.
+    return isinstance(value, want) and not (want is int and isinstance(value, bool))
+
+
+def replay_document(replay: Replay) -> Dict[str, Any]:
+    """`replay --json`: the rows, exactly as a `run` result's `display` holds them, and counts."""
+    return {
+        "schema": REPLAY_SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "rows": replay.rows,
+        "hook_records": replay.hook_records,
+        "skipped": {"other_events": replay.other_events, "corrupt_lines": replay.corrupt_lines},
+    }
+
+
+def replay_summary(replay: Replay) -> str:
+    """The last line of the replay tree."""
+    return "%s; skipped %s and %s" % (
+        _plural(replay.hook_records, "hook record"), _plural(replay.other_events, "other event"),
+        _plural(replay.corrupt_lines, "corrupt line"))
+
+
+# --- run --explain ------------------------------------------------------------------------------
+
+def explain_phase(
+    settings: Settings, phase: str, event: Mapping[str, Any], *, cwd: Optional[str] = None
+) -> Dict[str, Any]:
+    """What run_phase would do with `event`, found without starting a process or writing a file:
+    for each hook of the phase, whether it matches (or why not) and, for a matching hook, the
+    preflight verdict and the exact stdin it would get."""
+    tool_event = parse_event(phase, event, cwd)
+    return {
+        "settings": settings.path,
+        "found_by": settings.found_by,
+        "enabled": settings.enabled,
+        "phase": phase,
+        "tool": {"name": tool_event.tool_name, "call_id": tool_event.call_id},
+        "hooks": [_explain_hook(settings, hook, tool_event) for hook in settings.hooks_for(phase)],
+    }
+
+
+def _explain_hook(settings: Settings, hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
+    reason = skip_reason(settings, hook, event.tool_name, event.wrapped)
+    entry: Dict[str, Any] = {"index": hook.index, "label": hook.label, "matched": reason is None,
+                             "reason": reason}
+    if reason is not None:
+        return entry
+    entry["filters_ignored"] = hook.phase in MESSAGE_PHASES and bool(
+        hook.include_tools or hook.exclude_tools)
+    entry["failure_policy"] = hook.failure_policy
+    entry["preflight"] = preflight_rejection(hook.command, settings.absolute_paths)
+    if entry["preflight"] is None:
+        entry["payload"] = preview_payload(hook, event)
+    return entry
+
+
+def preview_payload(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
+    """The stdin prepare_payload would give the hook, without writing a payload_ref file: when
+    the bodies would be referenced, only their size is told."""
+    bodies = payload_bodies(hook, event)
+    stdin = dump_json(payload_envelope(
+        hook, event, bodies, {"inline": True, "status": "inline", "data": bodies}, None, bodies))
+    preview: Dict[str, Any] = {"mode": hook.payload, "status": "inline"}
+    if len(stdin) <= STDIN_MAX_BYTES:
+        return dict(preview, stdin=stdin.decode("utf-8"), stdin_bytes=len(stdin))
+    body_bytes = len(dump_json(bodies))
+    try:
+        if body_bytes <= PAYLOAD_REF_MAX_BYTES:
+            # The referenced envelope still holds the context: if that alone passes the cap, the
+            # hook fails (only within a few hundred bytes of the cap can this miss it).
+            _bounded(dump_json(payload_envelope(
+                hook, event, bodies, {"inline": False, "status": "referenced"}, None, {})))
+            return dict(preview, status="referenced", body_bytes=body_bytes)
+        # Past PAYLOAD_REF_MAX_BYTES prepare_payload writes nothing: the bodies are omitted.
+        stdin = prepare_payload(hook, event).stdin
+    except PayloadTooLarge as exc:
+        return dict(preview, status="failed", message=str(exc))
+    return dict(preview, status="omitted_too_large", stdin=stdin.decode("utf-8"),
+                stdin_bytes=len(stdin))
+
+
+def explain_lines(explained: Mapping[str, Any]) -> List[str]:
+    """`run --explain` as text.  Each payload is printed alone on a line that starts with `{`."""
+    phase, tool = explained["phase"], explained["tool"]
+    if explained["settings"] is None:
+        lines = ["settings: none found, so hooks are inert"]
+    else:
+        lines = ["settings: %s (found by %s)" % (explained["settings"], explained["found_by"])]
+    lines.append("hooks.enabled: %s" % json.dumps(explained["enabled"]))
+    lines.append("event: " + _terminal_text(DISPLAY_SEPARATOR.join(
+        (phase, tool["name"], tool["call_id"] or "no call id"))))
+    if not explained["hooks"]:
+        lines.append("no %s hooks are configured" % phase)
+    for hook in explained["hooks"]:
+        lines += _explain_hook_lines(phase, hook)
+    lines.append("nothing was run")
+    return lines
+
+
+def _explain_hook_lines(phase: str, hook: Mapping[str, Any]) -> List[str]:
+    head = _terminal_text("%s[%d] %s: " % (phase, hook["index"], hook["label"]))
+    if not hook["matched"]:
+        return [head + "not matched: " + _terminal_text(hook["reason"])]
+    lines = [head + "matched" + (
+        " (include_tools/exclude_tools do not apply to %s)" % phase if hook["filters_ignored"]
+        else "")]
+    if hook["preflight"] is not None:
+        lines.append("  preflight: rejected: %s; the hook would fail with category runner under "
+                     "policy %s, and no process would start" % (hook["preflight"],
+                                                                hook["failure_policy"]))
+        return lines
+    lines.append("  preflight: passes")
+    payload = hook["payload"]
+    if payload["status"] == "referenced":
+        lines.append("  stdin: would be referenced: the %d bytes of %s request/result would go "
+                     "to a payload_ref file when the hook runs (--explain writes none)"
+                     % (payload["body_bytes"], payload["mode"]))
+    elif payload["status"] == "failed":
+        lines.append("  stdin: the hook would fail with category stdin: " + payload["message"])
+    else:
+        lines.append("  stdin: %s payload, %s, %d bytes:" % (
+            payload["mode"], payload["status"], payload["stdin_bytes"]))
+        lines.append(payload["stdin"])
+    return lines
 
 
 # =================================================================================================
@@ -3187,7 +3561,8 @@ def exit_code_for(result: Mapping[str, Any]) -> int:
 # =================================================================================================
 
 USAGE = """\
-usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--explain]
+usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
+       magihook run --phase PHASE --explain [--config PATH]
        magihook run --stream [--config PATH] [--session PATH]
        magihook validate [--config PATH]
        magihook config [--config PATH] [--format json|toml]
@@ -3258,6 +3633,10 @@ class Output:
     def error(self, line: str) -> None:
         self._write(self.stderr, line.encode("utf-8", "replace") + b"\n")
 
+    def draw(self, line: str) -> None:
+        """A live display line (`run --tui`): stderr, so stdout stays one JSON result."""
+        self._write(self.stderr, line.encode("utf-8", "replace") + b"\n")
+
     @staticmethod
     def _write(stream: Any, data: bytes) -> None:
         try:
@@ -3272,16 +3651,56 @@ class Output:
 
 
 def cli_run(options: Mapping[str, Any], out: Output) -> int:
+    phase = _phase_option(options)
+    if options.get("--explain"):
+        return cli_explain(phase, options, out)
+    settings = load_settings(options.get("--config"))
+    raw = sys.stdin.buffer.read(EVENT_MAX_BYTES + 1)
+    result = run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"),
+                       on_row=_live_rows(out, bool(options.get("--tui"))))
+    out.json(result)
+    return exit_code_for(result)
+
+
+def _phase_option(options: Mapping[str, Any]) -> str:
     phase = options.get("--phase")
     if phase is None:
         raise UsageError("run needs --phase PHASE")
     if phase not in PHASES:
         raise UsageError("unknown phase %r: expected one of %s" % (phase, ", ".join(PHASES)))
+    return phase
+
+
+def _live_rows(out: Output, forced: bool) -> Optional[Callable[[Mapping[str, Any]], None]]:
+    """With `--tui`, or when stderr is a terminal, display rows are drawn on stderr live."""
+    if not (forced or is_terminal(out.stderr)):
+        return None
+    return LiveRows(out.draw, colour_enabled(out.stderr, os.environ))
+
+
+def cli_explain(phase: str, options: Mapping[str, Any], out: Output) -> int:
+    """`run --explain`: the matching hooks and the stdin each would get; nothing runs."""
+    for option in ("--session", "--tui", "--stream"):
+        if options.get(option):
+            raise UsageError("--explain runs nothing, so it takes no %s" % option)
     settings = load_settings(options.get("--config"))
     raw = sys.stdin.buffer.read(EVENT_MAX_BYTES + 1)
-    result = run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"))
-    out.json(result)
-    return exit_code_for(result)
+    for line in explain_lines(explain_phase(settings, phase, decode_event(raw))):
+        out.text(line)
+    return 0
+
+
+def cli_replay(options: Mapping[str, Any], out: Output) -> int:
+    """`replay SESSION.jsonl`: the recorded hook rows as a tree (or `--json`); nothing runs."""
+    settings = load_settings(options.get("--config"))
+    replay = read_session(options["args"][0], settings.injected_content)
+    if options.get("--json"):
+        out.json(replay_document(replay))
+        return 0
+    for line in tree_lines(replay.rows, colour_enabled(out.stdout, os.environ)):
+        out.text(line)
+    out.text(replay_summary(replay))
+    return 0
 
 
 def cli_validate(options: Mapping[str, Any], out: Output) -> int:
@@ -3330,6 +3749,7 @@ COMMANDS: Mapping[str, Callable[[Mapping[str, Any], Output], int]] = MappingProx
     "validate": cli_validate,
     "config": cli_config,
     "schema": cli_schema,
+    "replay": cli_replay,
 })
 
 
@@ -3345,8 +3765,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0 if argv else EXIT_USAGE
     restore = _terminate_on_signals()
     try:
-        command, options, _ = parse_command_line(argv)
-        return COMMANDS[command](options, out)
+        command, options, positionals = parse_command_line(argv)
+        return COMMANDS[command](dict(options, args=positionals), out)
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
