@@ -217,3 +217,10 @@ def test_run_path_does_not_import_jsonschema_or_toml(tmp_path):
     done = subprocess.run([sys.executable, "-c", "import sys; PRE=set(sys.modules);" + probe],
                           capture_output=True, text=True, cwd=str(ROOT))
     assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_runtime_defaults_are_the_schema_defaults():
+    hooks = magihook.SETTINGS_SCHEMA["properties"]["hooks"]["properties"]
+    assert dict(magihook.HOOK_DEFAULTS) == {key: hooks[key]["default"] for key in magihook.HOOK_DEFAULTS}
+    settings = magihook.Settings()
+    assert {key: getattr(settings, key) for key in magihook.HOOK_DEFAULTS} == dict(magihook.HOOK_DEFAULTS)
