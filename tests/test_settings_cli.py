@@ -220,7 +220,7 @@ def test_run_path_does_not_import_jsonschema_or_toml(tmp_path):
 
 
 def test_runtime_defaults_are_the_schema_defaults():
-    hooks = magihook.SETTINGS_SCHEMA["properties"]["hooks"]["properties"]
+    hooks = magihook.SETTINGS_SCHEMA["$defs"]["hooks"]["properties"]
     assert dict(magihook.HOOK_DEFAULTS) == {key: hooks[key]["default"] for key in magihook.HOOK_DEFAULTS}
     settings = magihook.Settings()
     assert {key: getattr(settings, key) for key in magihook.HOOK_DEFAULTS} == dict(magihook.HOOK_DEFAULTS)
