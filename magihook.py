@@ -2456,6 +2456,10 @@ def _check_agent(agent: str) -> None:
         raise UsageError("unknown agent %r: expected one of %s" % (agent, ", ".join(AGENTS)))
 
 
+def _agent_event_name(agent: str, phase: str) -> str:
+    return next(name for name, each in AGENT_TOOL_EVENTS[agent].items() if each == phase)
+
+
 def _tool_row(agent: str, agent_tool: str) -> Optional[Tuple[str, str, Mapping[str, str]]]:
     return next((row for row in AGENT_TOOL_TABLE[agent] if row[0] == agent_tool), None)
 
@@ -2624,13 +2628,16 @@ def _patch_files(patch: str) -> List[str]:
 
 
 def _subagent_request(raw: Mapping[str, Any]) -> Dict[str, Any]:
-    task = {
+    """One subagent call as magihook's one-task parallel_subagents request."""
+    return {"tasks": [_present({
         "description": raw.get("description"),
-        "prompt": raw.get("prompt") if raw.get("prompt") is not None else raw.get("message"),
-        "agent": raw.get("subagent_type") if raw.get("subagent_type") is not None
-        else raw.get("agent_type"),
-    }
-    return {"tasks": [{key: value for key, value in task.items() if value is not None}]}
+        "prompt": _first_present(raw, "prompt", "message"),  # Codex spawn_agent says message
+        "agent": _first_present(raw, "subagent_type", "agent_type"),
+    })]}
+
+
+def _first_present(raw: Mapping[str, Any], *keys: str) -> Any:
+    return next((raw[key] for key in keys if raw.get(key) is not None), None)
 
 
 def _agent_result(tool: str, response: Any) -> Dict[str, Any]:
@@ -2659,7 +2666,7 @@ def agent_answer(agent: str, result: Mapping[str, Any]) -> Optional[Dict[str, An
     """
     _check_agent(agent)
     phase, verdict = result["phase"], result["verdict"]
-    event_name = {value: key for key, value in AGENT_TOOL_EVENTS[agent].items()}[phase]
+    event_name = _agent_event_name(agent, phase)
     if verdict == "block":
         return _deny_answer(agent, event_name, result["tool_result"]["content"])
     if verdict == "fail":
@@ -2744,10 +2751,11 @@ def expand_variables(command: str, names: Sequence[str], value: str) -> str:
 
 def dialect_env(hook: HookDefinition, event: ToolEvent) -> Optional[Dict[str, str]]:
     """The hook's environment: magihook's, plus the agent's project-folder variables."""
-    if hook.dialect == MAGIHOOK_DIALECT:
+    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    if not names:
         return None
     env = dict(os.environ)
-    for name in _PROJECT_DIR_VARIABLES.get(hook.dialect, ()):
+    for name in names:
         env[name] = event.context["cwd"]
     if hook.dialect == "gemini" and event.context["session_id"]:
         env["GEMINI_SESSION_ID"] = event.context["session_id"]
@@ -2774,7 +2782,7 @@ def dialect_document(agent: str, event: ToolEvent) -> Dict[str, Any]:
             document["last_assistant_message"] = event.request["text"]
         document["stop_hook_active"] = False
         return document
-    event_name = {value: key for key, value in AGENT_TOOL_EVENTS[agent].items()}[event.phase]
+    event_name = _agent_event_name(agent, event.phase)
     document = _agent_common(agent, event_name, context)
     name, tool_input = _agent_tool_call(agent, event)
     document.update(tool_name=name, tool_input=tool_input, tool_use_id=event.call_id)
