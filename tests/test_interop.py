@@ -917,3 +917,64 @@ def test_python_api_round_trip(project):
         "gemini", gemini_stdin(project, "run_shell_command", {"command": "rm -rf x"}))
     result = magihook.run_phase(settings, phase, event)
     assert magihook.agent_answer("gemini", result) == {"decision": "deny", "reason": BLOCKED}
+
+
+def test_import_reports_malformed_sections(project):
+    source = project / "claude.json"
+    source.write_text(json.dumps({"hooks": {
+        "PreToolUse": {"matcher": "Bash"},
+        "PostToolUse": [
+            "x", {"matcher": "Bash"}, {"matcher": 5, "hooks": []}, {"matcher": "(", "hooks": []},
+            {"matcher": "Bash", "description": "d", "hooks": [
+                "x", {"type": "command"}, {"command": "./ok.sh", "once": True}]},
+        ]}}))
+    result = run_cli("import", "claude-code", str(source))
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["hooks"]["after_tool"] == [
+        {"label": "claude-code PostToolUse 4.2", "command": "./ok.sh", "dialect": "claude-code",
+         "payload": "full", "failure_policy": "warn", "timeout_seconds": 60,
+         "provider_context_injection": True, "include_tools": ["bash"]}]
+    assert result.stderr.splitlines() == ["magihook import: " + line for line in (
+        "$.hooks.PreToolUse: expected an array; not carried over",
+        "$.hooks.PostToolUse[0]: expected an object with a hooks array; not carried over",
+        "$.hooks.PostToolUse[1]: expected an object with a hooks array; not carried over",
+        "$.hooks.PostToolUse[2].matcher: expected a string; not carried over",
+        "$.hooks.PostToolUse[3].matcher: not a valid regular expression; not carried over",
+        "$.hooks.PostToolUse[4].description: not carried over",
+        "$.hooks.PostToolUse[4].hooks[0]: expected an object; not carried over",
+        "$.hooks.PostToolUse[4].hooks[1].command: missing command; not carried over",
+        "$.hooks.PostToolUse[4].hooks[2].once: not carried over",
+    )]
+
+
+@pytest.mark.parametrize("body,status", [
+    ("printf 'done'", "invalid_json"),
+    ("printf '[1]'", "invalid_shape"),
+    ("printf '%s' '{\"hookSpecificOutput\": {\"additionalContext\": 5}}'", "empty_content"),
+    ("printf '%s' '{\"hookSpecificOutput\": {\"additionalContext\": \"  \"}}'", "success"),
+    ("exit 3", "hook_failed"),
+])
+def test_dialect_injection_statuses(project, body, status):
+    (project / ".hooks").mkdir()
+    write_script(project / ".hooks", "ctx.sh", "#!/bin/sh\ncat >/dev/null\n%s\n" % body)
+    settings = config(project, after_tool=[dialect_hook(
+        "claude-code", "ctx.sh", provider_context_injection=True, failure_policy="ignore")])
+    result = run_phase_cli(project, "after_tool", settings, after_event())
+    assert (result.returncode, result.json["context_items"]) == (0, [])
+    assert injection_events(result) == [
+        ("hook_context_injection", {"status": status, "item_count": 0, "byte_count": 0})]
+
+
+def test_gemini_after_exit_2_adds_stderr_as_context(project):
+    (project / ".hooks").mkdir()
+    write_script(project / ".hooks", "hide.sh",
+                 "#!/bin/sh\ncat >/dev/null\necho 'Output withheld: use the summary.' >&2\nexit 2\n")
+    settings = config(project, after_tool=[dialect_hook("gemini", "hide.sh",
+                                                         provider_context_injection=True)])
+    result = run_phase_cli(project, "after_tool", settings, after_event(content="raw"))
+    assert (result.returncode, result.json["tool_result"]["content"]) == (0, "raw")
+    assert result.json["context_items"] == [
+        {"role": "user", "content": "Output withheld: use the summary."}]
+    assert result.json["warnings"] == [
+        "hook h (after_tool #0, bash): exit status 2 cannot hide the tool result; stderr was "
+        "added as context"]
