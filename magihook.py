@@ -23,7 +23,8 @@ Sections, in the order one tool call flows through them:
    12. Records and sessions
    13. Display
    14. Pipeline (the Python API)
-   15. CLI
+   15. Interop (other agents' protocols)
+   16. CLI
 """
 
 from __future__ import annotations
@@ -3393,6 +3394,14 @@ class PhaseRun:
         if self.session is not None:
             self.session.close()
 
+    def diagnose(self, hook: HookDefinition, event: ToolEvent, status: str,
+                 outcome: HookOutcome, note: str) -> None:
+        """A fixed-text note about a hook that did not fail (a dialect answer field ignored)."""
+        payload = dict(lifecycle_payload(hook, event, status, outcome), message=note)
+        self.record("hook_diagnostic", payload)
+        self.warnings.append(sanitize_message("hook %s (%s #%d, %s): %s" % (
+            hook.label, hook.phase, hook.index, event.tool_name, note), 400))
+
 
 def run_phase(
     settings: Settings,
@@ -3468,11 +3477,12 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
     pending: List[Tuple[HookDefinition, Tuple[Dict[str, str], ...]]] = []
     verdict = "continue"
     for hook in hooks:
-        outcome = _run_one_hook(run, hook, event)
+        hook, outcome, injection = _run_one_hook(run, hook, event)
         if outcome.category is not None:
             verdict = _apply_failure_policy(run, hook, event, outcome)
         if hook.injects:
-            injection = injection_outcome(hook, outcome)
+            if outcome.category is not None or injection is None:
+                injection = injection_outcome(hook, outcome)
             audit = injection_audit_payload(hook, event, injection)
             run.record("hook_context_injection", audit)
             run.show(injection_rows(audit, [item["content"] for item in injection.items],
@@ -3488,30 +3498,50 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
     return verdict
 
 
-def _run_one_hook(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
+def _run_one_hook(
+    run: PhaseRun, hook: HookDefinition, event: ToolEvent
+) -> Tuple[HookDefinition, HookOutcome, Optional[Injection]]:
+    """Run one hook and record it; a dialect hook's answer is read by its agent's rules.
+
+    Returns the hook as its outcome is to be judged (a dialect deny judges it under policy
+    `block`), the outcome, and the dialect hook's validated context (None otherwise).
+    """
     run.lifecycle(hook, event, "started")
     outcome = _execute(hook, event, run.settings)
-    run.lifecycle(hook, event, "success" if outcome.category is None else "failed", outcome)
-    return outcome
+    answer = read_dialect_answer(hook, event, outcome) if hook.dialect != MAGIHOOK_DIALECT else None
+    if answer is not None:
+        import dataclasses
+
+        outcome = answer.outcome
+        if answer.policy is not None:
+            hook = dataclasses.replace(hook, failure_policy=answer.policy)
+    status = "success" if outcome.category is None else "failed"
+    run.lifecycle(hook, event, status, outcome)
+    for note in answer.notes if answer is not None else ():
+        run.diagnose(hook, event, status, outcome, note)
+    return hook, outcome, answer.injection if answer is not None else None
 
 
 def _execute(hook: HookDefinition, event: ToolEvent, settings: Settings) -> HookOutcome:
     """Preflight, payload, process: every way a hook can fail ends as a HookOutcome."""
     started = time.monotonic()
-    rejection = preflight_rejection(hook.command, settings.absolute_paths)
+    command = dialect_command(hook, event)
+    rejection = preflight_rejection(command, settings.absolute_paths)
     if rejection is not None:
         return HookOutcome("runner", "command rejected by preflight: " + rejection,
                            elapsed_ms=_elapsed_ms(started))
     try:
-        prepared = prepare_payload(hook, event)
+        prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
+                    else dialect_payload(hook, event))
     except PayloadTooLarge as exc:
         return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
     except (ValueError, TypeError, RecursionError, OSError):
         return HookOutcome("stdin", "hook payload envelope could not be built",
                            elapsed_ms=_elapsed_ms(started))
     try:
-        return run_hook_process(hook.command, event.context["cwd"], prepared.stdin,
-                                hook.timeout_seconds, hook.stdout_max_bytes, hook.stderr_max_bytes)
+        return run_hook_process(command, event.context["cwd"], prepared.stdin,
+                                hook.timeout_seconds, hook.stdout_max_bytes, hook.stderr_max_bytes,
+                                dialect_env(hook, event))
     finally:
         prepared.cleanup()
 
@@ -3557,7 +3587,758 @@ def exit_code_for(result: Mapping[str, Any]) -> int:
 
 
 # =================================================================================================
-# 15. CLI
+# 15. Interop (other agents' protocols)
+# =================================================================================================
+# Claude Code, Codex and Gemini CLI call hook commands with a JSON object on stdin and read an
+# exit code plus JSON on stdout.  Two directions share one tool table:
+#   - `magihook adapt AGENT`: that agent's stdin -> a magihook event (adapt_event), the pipeline,
+#     then the verdict in that agent's protocol (agent_answer);
+#   - `"dialect": AGENT` on a hook definition: the script gets that agent's stdin, built from the
+#     magihook event (dialect_payload, dialect_command, dialect_env), and its answer is read by
+#     that agent's rules (read_dialect_answer).  These are the only seams the pipeline calls; a
+#     hook of magihook's own dialect never reaches this section.
+# Sources: Claude Code hooks reference (code.claude.com/docs/en/hooks); Codex codex-rs/hooks
+# (schema/generated/*.schema.json, engine/output_parser.rs, events/pre_tool_use.rs); Gemini CLI
+# docs/hooks/reference.md, docs/hooks/index.md and packages/core/src/hooks/hookRunner.ts.
+
+MAGIHOOK_DIALECT = "magihook"
+AGENTS = ("claude-code", "codex", "gemini")
+TURN_STOPPED_CONTENT = "This turn was stopped by local hook policy."
+
+# hook_event_name -> phase.  Message phases reach a dialect hook as the agent's end-of-turn event.
+AGENT_TOOL_EVENTS = MappingProxyType({
+    "claude-code": {"PreToolUse": "before_tool", "PostToolUse": "after_tool"},
+    "codex": {"PreToolUse": "before_tool", "PostToolUse": "after_tool"},
+    "gemini": {"BeforeTool": "before_tool", "AfterTool": "after_tool"},
+})
+AGENT_MESSAGE_EVENTS = MappingProxyType({"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent"})
+
+# Per agent: (agent tool, magihook tool, {agent field: magihook field}).  Fields not listed are
+# not carried.  Forward (adapt), the row of the agent's tool name applies.  Backward (dialect
+# stdin), a magihook tool's first row whose first field is in the request wins, else its first
+# row.  hash_edit and parallel_subagents are reshaped by _edit_request / _subagent_request.
+AGENT_TOOL_TABLE: Mapping[str, Tuple[Tuple[str, str, Mapping[str, str]], ...]] = MappingProxyType({
+    "claude-code": (
+        ("Bash", "bash", {"command": "command", "timeout": "timeout",
+                          "run_in_background": "run_in_background"}),
+        ("Read", "read", {"file_path": "path", "offset": "offset", "limit": "limit"}),
+        ("Write", "write", {"file_path": "path", "content": "content"}),
+        ("Edit", "hash_edit", {"file_path": "path", "replace_all": "replace_all"}),
+        ("MultiEdit", "hash_edit", {"file_path": "path"}),
+        ("Grep", "ffgrep", {"pattern": "pattern", "path": "path", "glob": "glob"}),
+        ("Glob", "ffgrep", {"pattern": "glob", "path": "path"}),
+        ("WebSearch", "web_search", {"query": "query", "allowed_domains": "allowed_domains",
+                                     "blocked_domains": "blocked_domains"}),
+        ("Task", "parallel_subagents", {}),
+        ("Agent", "parallel_subagents", {}),
+    ),
+    "codex": (
+        ("Bash", "bash", {"command": "command"}),
+        ("shell", "bash", {"command": "command", "cmd": "command"}),
+        ("exec_command", "bash", {"cmd": "command", "command": "command"}),
+        ("local_shell", "bash", {"command": "command"}),
+        ("shell_command", "bash", {"command": "command"}),
+        ("apply_patch", "hash_edit", {}),
+        ("spawn_agent", "parallel_subagents", {}),
+    ),
+    "gemini": (
+        ("run_shell_command", "bash", {"command": "command"}),
+        ("read_file", "read", {"file_path": "path", "absolute_path": "path", "path": "path",
+                               "offset": "offset", "limit": "limit"}),
+        ("write_file", "write", {"file_path": "path", "content": "content"}),
+        ("replace", "hash_edit", {"file_path": "path",
+                                  "expected_replacements": "expected_replacements"}),
+        ("grep_search", "ffgrep", {"pattern": "pattern", "dir_path": "path", "path": "path",
+                                   "include": "glob"}),
+        ("search_file_content", "ffgrep", {"pattern": "pattern", "dir_path": "path", "path": "path",
+                                           "include": "glob"}),
+        ("glob", "ffgrep", {"pattern": "glob", "dir_path": "path", "path": "path"}),
+        ("google_web_search", "web_search", {"query": "query"}),
+    ),
+})
+# Claude Code's Bash timeout is in milliseconds; magihook's request timeout is in seconds.
+_MILLISECOND_FIELDS = frozenset([("claude-code", "Bash", "timeout")])
+# Variables an agent sets to the project folder (and expands in hook commands).
+_PROJECT_DIR_VARIABLES = MappingProxyType({
+    "claude-code": ("CLAUDE_PROJECT_DIR",),
+    "codex": (),
+    "gemini": ("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
+})
+# Answer fields that would rewrite the call or its result: ignored, with a diagnostic.
+_REWRITE_FIELDS = MappingProxyType({
+    "before_tool": ("updatedInput", "tool_input"),
+    "after": ("updatedToolOutput", "updatedMCPToolOutput", "tool_output"),
+})
+_DENY_DECISIONS = ("deny", "block", "ask")
+_AGENT_HOOK_TIMEOUT_SECONDS = 600
+_PATCH_BEGIN, _PATCH_END, _PATCH_UPDATE = "*** Begin Patch", "*** End Patch", "*** Update File: "
+
+
+def _check_agent(agent: str) -> None:
+    if agent not in AGENTS:
+        raise UsageError("unknown agent %r: expected one of %s" % (agent, ", ".join(AGENTS)))
+
+
+def _agent_event_name(agent: str, phase: str) -> str:
+    return next(name for name, each in AGENT_TOOL_EVENTS[agent].items() if each == phase)
+
+
+def _tool_row(agent: str, agent_tool: str) -> Optional[Tuple[str, str, Mapping[str, str]]]:
+    return next((row for row in AGENT_TOOL_TABLE[agent] if row[0] == agent_tool), None)
+
+
+# -- adapt: the agent's stdin in, its answer out --
+
+
+def adapt_event(
+    agent: str, document: Mapping[str, Any], cwd: Optional[str] = None
+) -> Optional[Tuple[str, Dict[str, Any]]]:
+    """An agent's hook stdin as (phase, magihook input event); None when magihook wraps nothing.
+
+    Events other than the agent's before/after tool events, and tools outside the table, are
+    not wrapped.  Raises InputError for a stdin that is not of the agent's documented shape.
+    """
+    _check_agent(agent)
+    event_name = _expect(document.get("hook_event_name"), str, ["hook_event_name"], "a string")
+    phase = AGENT_TOOL_EVENTS[agent].get(event_name)
+    if phase is None:
+        return None
+    agent_tool = _expect(document.get("tool_name"), str, ["tool_name"], "a string")
+    row = _tool_row(agent, agent_tool)
+    if row is None:
+        return None
+    raw = document.get("tool_input")
+    raw = {} if raw is None else _expect(raw, dict, ["tool_input"], "an object")
+    context = _agent_context(agent, document, cwd)
+    call_id = document.get("tool_use_id")
+    event: Dict[str, Any] = {
+        "tool": {"name": row[1], "call_id": call_id if isinstance(call_id, str) else None},
+        "request": _agent_request(agent, row, raw, context["cwd"]),
+        "context": context,
+    }
+    if phase == "after_tool":
+        event["result"] = _agent_result(row[1], document.get("tool_response"))
+    return phase, event
+
+
+def _agent_context(agent: str, document: Mapping[str, Any], cwd: Optional[str]) -> Dict[str, Any]:
+    base = os.getcwd() if cwd is None else cwd
+    given = document.get("cwd")
+    context: Dict[str, Any] = {
+        "cwd": os.path.join(base, given) if isinstance(given, str) and given else base,
+        "session_id": _string_or_none(document.get("session_id")),
+        "session_path": _string_or_none(document.get("transcript_path")),
+    }
+    if agent == "codex":
+        context["model_id"] = _string_or_none(document.get("model"))
+        context["turn_id"] = _string_or_none(document.get("turn_id"))
+    agent_id = _string_or_none(document.get("agent_id"))
+    if agent_id is not None:  # Claude Code and Codex name the subagent a call runs in
+        context.update(agent_id=agent_id, subagent=True)
+    return context
+
+
+def _string_or_none(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
+
+def _agent_request(agent: str, row: Tuple[str, str, Mapping[str, str]], raw: Mapping[str, Any],
+                   cwd: str) -> Dict[str, Any]:
+    agent_tool, tool, fields = row
+    request: Dict[str, Any] = {}
+    for field, target in fields.items():
+        if raw.get(field) is None or target in request:
+            continue
+        value = raw[field]
+        if target == "path":
+            value = _relative_path(value, cwd)
+        elif (agent, agent_tool, field) in _MILLISECOND_FIELDS and _is_number(value):
+            value = _as_int_if_integral(value / 1000)
+        request[target] = value
+    if isinstance(request.get("command"), list):  # an argv, as older shells sent it
+        import shlex
+
+        request["command"] = " ".join(shlex.quote(str(part)) for part in request["command"])
+    if tool == "hash_edit":
+        request.update(_edit_request(agent_tool, raw, request.get("path"), cwd))
+    elif tool == "parallel_subagents":
+        request = _subagent_request(raw)
+    return request
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _relative_path(value: Any, cwd: str) -> Any:
+    """An absolute path inside cwd as cwd-relative; any other value unchanged."""
+    if not isinstance(value, str) or not os.path.isabs(value):
+        return value
+    relative = os.path.relpath(os.path.normpath(value), os.path.normpath(cwd))
+    return value if relative == ".." or relative.startswith(".." + os.sep) else relative
+
+
+def _absolute_path(value: Any, cwd: str) -> Any:
+    if not isinstance(value, str):
+        return value
+    return os.path.normpath(os.path.join(cwd, value))
+
+
+def _edit_request(agent_tool: str, raw: Mapping[str, Any], path: Any, cwd: str) -> Dict[str, Any]:
+    """hash_edit's `input`: Codex's patch as sent, or old/new strings written as such a patch."""
+    if agent_tool == "apply_patch":
+        patch = raw.get("command")
+        request: Dict[str, Any] = {"input": patch}
+        files = _patch_files(patch) if isinstance(patch, str) else []
+        if len(files) == 1:
+            request["path"] = _relative_path(files[0], cwd)
+        return request
+    edits = raw.get("edits") if agent_tool == "MultiEdit" else [raw]
+    edits = [edit for edit in edits if isinstance(edit, dict)] if isinstance(edits, list) else []
+    return {"input": patch_text(path if isinstance(path, str) else "", [
+        (edit.get("old_string"), edit.get("new_string")) for edit in edits])}
+
+
+def patch_text(path: str, edits: Sequence[Tuple[Any, Any]]) -> str:
+    """Edits as one `*** Update File` patch: per edit an `@@` hunk of `-old` then `+new` lines.
+
+    Splitting at "\\n" (not splitlines) keeps a trailing newline as a last empty line, so
+    edits_from_patch gives back the exact strings.
+    """
+    lines = [_PATCH_BEGIN, _PATCH_UPDATE + path]
+    for old, new in edits:
+        lines.append("@@")
+        lines.extend("-" + line for line in (old if isinstance(old, str) else "").split("\n"))
+        lines.extend("+" + line for line in (new if isinstance(new, str) else "").split("\n"))
+    lines.append(_PATCH_END)
+    return "\n".join(lines)
+
+
+def edits_from_patch(text: Any) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
+    """(path, [(old, new), ...]) of a one-file patch in patch_text's form (context lines ` x`
+    count on both sides, as in Codex patches); None for anything else."""
+    if not isinstance(text, str):
+        return None
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n")
+    if len(lines) < 4 or lines[0] != _PATCH_BEGIN or lines[-1] != _PATCH_END:
+        return None
+    if not lines[1].startswith(_PATCH_UPDATE):
+        return None
+    hunks: List[Tuple[List[str], List[str]]] = []
+    for line in lines[2:-1]:
+        if line == "@@" or line.startswith("@@ "):
+            hunks.append(([], []))
+        elif not hunks or line[:1] not in ("-", "+", " "):
+            return None
+        else:
+            old, new = hunks[-1]
+            if line[0] in "- ":
+                old.append(line[1:])
+            if line[0] in "+ ":
+                new.append(line[1:])
+    if not hunks:
+        return None
+    return lines[1][len(_PATCH_UPDATE):], [("\n".join(old), "\n".join(new)) for old, new in hunks]
+
+
+def _patch_files(patch: str) -> List[str]:
+    files: List[str] = []
+    for line in patch.split("\n"):
+        for marker in ("*** Add File: ", "*** Update File: ", "*** Delete File: "):
+            if line.startswith(marker) and line[len(marker):].strip() not in files:
+                files.append(line[len(marker):].strip())
+    return files
+
+
+def _subagent_request(raw: Mapping[str, Any]) -> Dict[str, Any]:
+    """One subagent call as magihook's one-task parallel_subagents request."""
+    return {"tasks": [_present({
+        "description": raw.get("description"),
+        "prompt": _first_present(raw, "prompt", "message"),  # Codex spawn_agent says message
+        "agent": _first_present(raw, "subagent_type", "agent_type"),
+    })]}
+
+
+def _first_present(raw: Mapping[str, Any], *keys: str) -> Any:
+    return next((raw[key] for key in keys if raw.get(key) is not None), None)
+
+
+def _agent_result(tool: str, response: Any) -> Dict[str, Any]:
+    """The agent's tool_response as a magihook result: its text as `content`."""
+    success = True
+    content: Any = response
+    if isinstance(response, dict):
+        success = not (response.get("success") is False or response.get("interrupted") is True
+                       or bool(response.get("error")))
+        if isinstance(response.get("llmContent"), str):  # Gemini
+            content = response["llmContent"]
+        elif isinstance(response.get("stdout"), str):  # Claude Code's Bash
+            stderr = response.get("stderr")
+            content = response["stdout"] + ("\n" + stderr if isinstance(stderr, str) and stderr else "")
+        else:
+            content = dump_json(response).decode("utf-8")
+    elif response is not None and not isinstance(response, str):
+        content = dump_json(response).decode("utf-8")
+    return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
+
+
+def agent_answer(agent: str, result: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """A magihook result as the agent's hook answer; None (print nothing) for a plain continue.
+
+    Never "allow": that would skip the agent's own permission prompt.
+    """
+    _check_agent(agent)
+    phase, verdict = result["phase"], result["verdict"]
+    event_name = _agent_event_name(agent, phase)
+    if verdict == "block":
+        return _deny_answer(agent, event_name, result["tool_result"]["content"])
+    if verdict == "fail":
+        if agent == "codex" and phase == "before_tool":
+            # Codex reads continue:false in PreToolUse as an invalid answer and runs the tool
+            # (output_parser.rs), so a stopped turn denies the call instead.
+            return _deny_answer(agent, event_name, BLOCKED_CONTENT)
+        return {"continue": False, "stopReason": TURN_STOPPED_CONTENT}
+    if result["context_items"]:
+        text = "\n\n".join(item["content"] for item in result["context_items"])
+        return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+    return None
+
+
+def _deny_answer(agent: str, event_name: str, reason: str) -> Dict[str, Any]:
+    if agent == "gemini":
+        return {"decision": "deny", "reason": reason}
+    return {"hookSpecificOutput": {"hookEventName": event_name, "permissionDecision": "deny",
+                                   "permissionDecisionReason": reason}}
+
+
+def agent_settings_snippet(agent: str, config: Optional[str] = None) -> Dict[str, Any]:
+    """The agent settings that make it call `magihook adapt AGENT` for every tool magihook wraps."""
+    import shlex
+
+    _check_agent(agent)
+    command = "magihook adapt " + agent
+    if config is not None:
+        command += " --config " + shlex.quote(config)
+    handler: Dict[str, Any] = {"type": "command", "command": command,
+                               "timeout": _AGENT_HOOK_TIMEOUT_SECONDS}
+    if agent == "gemini":  # Gemini names its hooks and counts timeouts in milliseconds
+        handler = dict({"name": "magihook"}, **handler)
+        handler["timeout"] = _AGENT_HOOK_TIMEOUT_SECONDS * 1000
+    matcher = "|".join(dict.fromkeys(row[0] for row in AGENT_TOOL_TABLE[agent]))
+    return {"hooks": {event: [{"matcher": matcher, "hooks": [handler]}]
+                      for event in AGENT_TOOL_EVENTS[agent]}}
+
+
+# -- dialect hooks: the seams the pipeline calls --
+
+
+def dialect_command(hook: HookDefinition, event: ToolEvent) -> str:
+    """The command as the agent would run it: its project-folder variables expanded."""
+    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    return expand_variables(hook.command, names, event.context["cwd"]) if names else hook.command
+
+
+def expand_variables(command: str, names: Sequence[str], value: str) -> str:
+    """`$NAME` / `${NAME}` of `names` replaced by `value`, as bash would expand them.
+
+    Quoted for where each one stands: inside double quotes with backslash escapes, outside
+    quotes with shlex quoting, inside single quotes not at all (bash does not expand there, and
+    preflight then rejects the `$`).
+    """
+    import re
+    import shlex
+
+    alternatives = "|".join(re.escape(name) for name in names)
+    variable = re.compile(r"\$(?:\{(?:%s)\}|(?:%s)(?![A-Za-z0-9_]))" % (alternatives, alternatives))
+    pieces: List[str] = []
+    quote: Optional[str] = None
+    index = 0
+    while index < len(command):
+        character = command[index]
+        if character == "\\" and quote != "'":
+            pieces.append(command[index:index + 2])
+            index += 2
+            continue
+        match = variable.match(command, index) if quote != "'" else None
+        if match is not None:
+            pieces.append(re.sub(r'([\\"$`])', r"\\\1", value) if quote == '"'
+                          else shlex.quote(value))
+            index = match.end()
+            continue
+        if character in "'\"" and quote in (None, character):
+            quote = None if quote == character else character
+        pieces.append(character)
+        index += 1
+    return "".join(pieces)
+
+
+def dialect_env(hook: HookDefinition, event: ToolEvent) -> Optional[Dict[str, str]]:
+    """The hook's environment: magihook's, plus the agent's project-folder variables."""
+    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    if not names:
+        return None
+    env = dict(os.environ)
+    for name in names:
+        env[name] = event.context["cwd"]
+    if hook.dialect == "gemini" and event.context["session_id"]:
+        env["GEMINI_SESSION_ID"] = event.context["session_id"]
+    return env
+
+
+def dialect_payload(hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
+    """The agent's stdin for this event.  It has no payload_ref, so past 1 MiB it cannot be sent."""
+    stdin = dump_json(dialect_document(hook.dialect, event))
+    if len(stdin) > STDIN_MAX_BYTES:
+        raise PayloadTooLarge("%s hook stdin would be larger than %d bytes and a dialect hook "
+                              "cannot take a payload_ref" % (hook.dialect, STDIN_MAX_BYTES))
+    return PreparedPayload(stdin)
+
+
+def dialect_document(agent: str, event: ToolEvent) -> Dict[str, Any]:
+    """The JSON object `agent` would give its hook for this event (full payload, no redaction)."""
+    context = event.context
+    if event.phase in MESSAGE_PHASES:
+        document = _agent_common(agent, AGENT_MESSAGE_EVENTS[agent], context)
+        if agent == "gemini":
+            document.update(prompt="", prompt_response=event.request["text"])
+        else:
+            document["last_assistant_message"] = event.request["text"]
+        document["stop_hook_active"] = False
+        return document
+    event_name = _agent_event_name(agent, event.phase)
+    document = _agent_common(agent, event_name, context)
+    name, tool_input = _agent_tool_call(agent, event)
+    document.update(tool_name=name, tool_input=tool_input, tool_use_id=event.call_id)
+    if event.result is not None:
+        document["tool_response"] = _agent_tool_response(agent, event)
+    return document
+
+
+def _agent_common(agent: str, event_name: str, context: Mapping[str, Any]) -> Dict[str, Any]:
+    document: Dict[str, Any] = {"session_id": context["session_id"] or "",
+                                "transcript_path": context["session_path"], "cwd": context["cwd"],
+                                "hook_event_name": event_name}
+    if agent == "gemini":
+        document["timestamp"] = utc_timestamp()
+    else:
+        document["permission_mode"] = "default"
+    if agent == "codex":
+        document.update(model=context["model_id"] or "", turn_id=context["turn_id"] or "turn-0")
+    return document
+
+
+def _agent_tool_call(agent: str, event: ToolEvent) -> Tuple[str, Dict[str, Any]]:
+    """(tool_name, tool_input) in the agent's words; a tool it lacks keeps magihook's."""
+    rows = [row for row in AGENT_TOOL_TABLE[agent] if row[1] == event.tool_name]
+    request, cwd = event.request, event.context["cwd"]
+    if not rows:
+        return event.tool_name, dict(request)
+    if event.tool_name == "hash_edit":
+        return _agent_edit_call(agent, rows[0][0], request, cwd)
+    if event.tool_name == "parallel_subagents":
+        tasks = request.get("tasks")
+        if not (isinstance(tasks, list) and len(tasks) == 1 and isinstance(tasks[0], dict)):
+            return rows[0][0], dict(request)
+        task = tasks[0]
+        if agent == "codex":
+            return rows[0][0], _present({"message": task.get("prompt"), "agent_type": task.get("agent")})
+        return rows[0][0], _present({"description": task.get("description"),
+                                     "prompt": task.get("prompt"), "subagent_type": task.get("agent")})
+    name, _, fields = next((row for row in rows if row[2] and next(iter(row[2].values())) in request),
+                           rows[0])
+    tool_input: Dict[str, Any] = {}
+    used = set()
+    for field, target in fields.items():
+        if target not in request or target in used:
+            continue
+        used.add(target)
+        value = request[target]
+        if target == "path":
+            value = _absolute_path(value, cwd)
+        elif (agent, name, field) in _MILLISECOND_FIELDS and _is_number(value):
+            value = _as_int_if_integral(value * 1000)
+        tool_input[field] = value
+    return name, tool_input
+
+
+def _present(values: Mapping[str, Any]) -> Dict[str, Any]:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _agent_edit_call(agent: str, name: str, request: Mapping[str, Any],
+                     cwd: str) -> Tuple[str, Dict[str, Any]]:
+    patch = request.get("input")
+    if agent == "codex":
+        return name, {"command": patch}
+    parsed = edits_from_patch(patch)
+    path = request.get("path") if request.get("path") is not None else (parsed[0] if parsed else None)
+    file_path = {"file_path": _absolute_path(path, cwd)} if path is not None else {}
+    if parsed is None or (agent == "gemini" and len(parsed[1]) != 1):
+        return name, dict(file_path, patch=patch)  # not expressible as old/new strings
+    edits = [{"old_string": old, "new_string": new} for old, new in parsed[1]]
+    if len(edits) > 1:
+        return "MultiEdit", dict(file_path, edits=edits)
+    extra = "replace_all" if agent == "claude-code" else "expected_replacements"
+    return name, dict(file_path, **edits[0], **_present({extra: request.get(extra)}))
+
+
+def _agent_tool_response(agent: str, event: ToolEvent) -> Any:
+    result = event.result or {}
+    content, success = result.get("content"), result.get("success", True) is not False
+    if agent == "codex":
+        return content
+    if agent == "gemini":
+        return {"llmContent": content, "returnDisplay": content,
+                "error": None if success else {"message": content}}
+    response: Dict[str, Any] = {"success": success, "content": content}
+    if event.tool_name == "bash":
+        response.update(stdout=content, stderr="", interrupted=False)
+    elif isinstance(event.request.get("path"), str):
+        response["filePath"] = _absolute_path(event.request["path"], event.context["cwd"])
+    return response
+
+
+@dataclass(frozen=True)
+class DialectAnswer:
+    """A dialect hook's answer in magihook's terms.
+
+    `outcome` is the process outcome as magihook classifies it (a deny or a stop becomes a
+    failure of category `exit` with a fixed message); `policy` overrides the hook's
+    failure_policy ("block" for a deny, "fail" for continue:false); `injection` is the validated
+    context for an injecting after hook (None: nothing to validate); `notes` are fixed-text
+    diagnostics about ignored answer fields.
+    """
+
+    outcome: HookOutcome
+    policy: Optional[str] = None
+    injection: Optional[Injection] = None
+    notes: Tuple[str, ...] = ()
+
+
+def read_dialect_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome) -> DialectAnswer:
+    """Read a dialect hook's exit status and stdout the way its agent does.
+
+    No reason text (stderr, `reason`, `permissionDecisionReason`) ever reaches a record: a deny
+    is recorded with a fixed message, and only an after-phase reason becomes a context item,
+    under the injection rules.
+    """
+    if outcome.category == "exit" and outcome.exit_code == 2:
+        reason = outcome.stderr.decode("utf-8", "replace").strip()
+        if hook.dialect == "codex" and not reason:  # Codex: exit 2 needs a reason on stderr
+            return DialectAnswer(HookOutcome(
+                "exit", "hook exited with status 2 without a reason on stderr",
+                exit_code=2, elapsed_ms=outcome.elapsed_ms))
+        notes = ("exit status 2 cannot hide the tool result; stderr was added as context",) if (
+            hook.dialect == "gemini" and event.phase == "after_tool") else ()
+        return _decided(hook, event, outcome, "exit status 2", [reason], notes)
+    if outcome.category is not None:
+        return DialectAnswer(outcome)
+    return _read_json_answer(hook, event, outcome)
+
+
+def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome) -> DialectAnswer:
+    try:
+        text = outcome.stdout.decode("utf-8")
+        answer = json.loads(text, parse_constant=_reject_constant) if text.strip() else {}
+    except (ValueError, RecursionError):
+        return DialectAnswer(outcome, injection=Injection("invalid_json"))
+    if not isinstance(answer, dict):
+        return DialectAnswer(outcome, injection=Injection("invalid_shape"))
+    if answer.get("continue") is False:
+        return DialectAnswer(HookOutcome("exit", "hook stopped the turn (continue: false)",
+                                         exit_code=0, elapsed_ms=outcome.elapsed_ms), policy="fail")
+    specific = answer.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    rewrites = _REWRITE_FIELDS["before_tool" if event.phase == "before_tool" else "after"]
+    notes = tuple("ignored %s: hooks cannot rewrite tool %s" % (
+        field, "arguments" if event.phase == "before_tool" else "results")
+        for field in rewrites if field in specific)
+    field, decision, reason = _decision_fields(hook.dialect, event.phase, answer, specific)
+    if decision in _DENY_DECISIONS:
+        if hook.dialect == "codex" and not reason.strip():
+            return DialectAnswer(HookOutcome("exit", "hook returned %s %s without a reason" % (
+                field, decision), exit_code=0, elapsed_ms=outcome.elapsed_ms), notes=notes)
+        if hook.dialect == "gemini" and event.phase == "after_tool":
+            notes += ("decision %s cannot hide the tool result; its reason was added as context"
+                      % decision,)
+        source = "%s %s" % (field, decision) + (", counted as deny" if decision == "ask" else "")
+        return _decided(hook, event, outcome, source, [reason] + _additional_context(specific), notes)
+    return DialectAnswer(outcome, injection=_injection(hook, _additional_context(specific)),
+                         notes=notes)
+
+
+def _decision_fields(agent: str, phase: str, answer: Mapping[str, Any],
+                     specific: Mapping[str, Any]) -> Tuple[str, Optional[str], str]:
+    """(field name, decision, reason) of an answer; the decision only if it is a known one."""
+    if agent != "gemini" and phase == "before_tool" and "permissionDecision" in specific:
+        field, decision, reason = ("permissionDecision", specific.get("permissionDecision"),
+                                   specific.get("permissionDecisionReason"))
+    else:
+        field, decision, reason = "decision", answer.get("decision"), answer.get("reason")
+    known = decision if decision in _DENY_DECISIONS else None
+    if known == "ask" and phase != "before_tool":
+        known = None  # only a before hook can ask
+    return field, known, reason if isinstance(reason, str) else ""
+
+
+def _additional_context(specific: Mapping[str, Any]) -> List[Any]:
+    return [specific.get("additionalContext")]
+
+
+def _decided(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome, source: str,
+             texts: List[Any], notes: Tuple[str, ...]) -> DialectAnswer:
+    """A deny: before the tool it blocks, whatever the failure_policy; after it (the tool ran),
+    its reason is feedback for the model, a context item like additionalContext."""
+    if event.phase == "before_tool":
+        return DialectAnswer(HookOutcome("exit", "hook denied the call (%s)" % source,
+                                         exit_code=outcome.exit_code, elapsed_ms=outcome.elapsed_ms),
+                             policy="block", notes=notes)
+    succeeded = HookOutcome(None, None, outcome.stdout, outcome.stderr, outcome.exit_code,
+                            outcome.elapsed_ms)
+    return DialectAnswer(succeeded, injection=_injection(hook, texts), notes=notes)
+
+
+def _injection(hook: HookDefinition, texts: Sequence[Any]) -> Injection:
+    """Each text as one user context item, validated by the spec's context_items rules.
+
+    A missing or blank text is no item; a non-string one fails validation (empty_content).
+    """
+    items = [{"role": "user", "content": text} for text in texts
+             if text is not None and not (isinstance(text, str) and not text.strip())]
+    return parse_context_items(dump_json({"context_items": items}), hook.provider_context_max_bytes)
+
+
+# -- import: a Claude Code hooks section as magihook settings --
+
+# Claude Code tools that no row of the table wraps, named so a matcher that reaches them is reported.
+_CLAUDE_UNWRAPPED_TOOLS = (
+    "WebFetch", "NotebookEdit", "NotebookRead", "TodoWrite", "LS", "BashOutput", "KillShell",
+    "ExitPlanMode", "SlashCommand", "Skill", "AskUserQuestion",
+)
+_CLAUDE_PHASES = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool"})
+_IMPORT_DROPPED_KEYS = MappingProxyType({
+    "if": "the hook runs for every call of its tools",
+    "async": "magihook runs hooks synchronously",
+})
+
+
+def import_claude_code(document: Mapping[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+    """A Claude Code settings document as magihook settings, and what was not carried over.
+
+    Each `command` handler of PreToolUse / PostToolUse becomes a claude-code dialect hook
+    (payload full, failure_policy warn as Claude's non-blocking errors, after hooks injecting).
+    Report lines name the JSON path and never quote a command.
+    """
+    hooks: Dict[str, Any] = {"enabled": True, "before_tool": [], "after_tool": []}
+    report: List[str] = []
+    section = document.get("hooks")
+    if not isinstance(section, dict):
+        report.append("$.hooks: no Claude Code hooks section; nothing to import")
+        return {"hooks": hooks}, report
+    for event_name, groups in section.items():
+        path: List[Any] = ["hooks", event_name]
+        phase = _CLAUDE_PHASES.get(event_name)
+        if phase is None:
+            report.append("%s: event %s has no magihook phase; not carried over" % (
+                json_path(path), _short(str(event_name))))
+        elif not isinstance(groups, list):
+            report.append("%s: expected an array; not carried over" % json_path(path))
+        else:
+            for index, group in enumerate(groups):
+                hooks[phase].extend(_import_group(phase, event_name, index, group, path + [index],
+                                                  report))
+    return {"hooks": hooks}, report
+
+
+def _import_group(phase: str, event_name: str, index: int, group: Any, path: List[Any],
+                  report: List[str]) -> List[Dict[str, Any]]:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        report.append("%s: expected an object with a hooks array; not carried over" % json_path(path))
+        return []
+    tools = _matcher_tools(group.get("matcher"), path + ["matcher"], report)
+    if tools is None:
+        return []
+    for key in group:
+        if key not in ("matcher", "hooks"):
+            report.append("%s: not carried over" % json_path(path + [key]))
+    imported = []
+    for number, handler in enumerate(group["hooks"]):
+        label = "claude-code %s %d.%d" % (event_name, index, number)
+        hook = _import_handler(phase, label, handler, path + ["hooks", number], report)
+        if hook is not None:
+            if tools:
+                hook["include_tools"] = tools
+            imported.append(hook)
+    return imported
+
+
+def _matcher_tools(matcher: Any, path: List[Any], report: List[str]) -> Optional[List[str]]:
+    """The magihook tools a Claude matcher selects ([] = every tool); None if it selects none."""
+    import re
+
+    if matcher is None or matcher in ("", "*"):
+        return []
+    if not isinstance(matcher, str):
+        report.append("%s: expected a string; not carried over" % json_path(path))
+        return None
+    try:
+        pattern = re.compile(matcher)
+    except re.error:
+        report.append("%s: not a valid regular expression; not carried over" % json_path(path))
+        return None
+    tools = list(dict.fromkeys(tool for name, tool, _ in AGENT_TOOL_TABLE["claude-code"]
+                               if pattern.fullmatch(name)))
+    unwrapped = [name for name in _CLAUDE_UNWRAPPED_TOOLS if pattern.fullmatch(name)]
+    if not tools:
+        report.append("%s: matches no tool magihook wraps; not carried over" % json_path(path))
+        return None
+    if unwrapped:
+        report.append("%s: also matches %s, which magihook does not wrap" % (
+            json_path(path), ", ".join(unwrapped)))
+    return tools
+
+
+def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
+                    report: List[str]) -> Optional[Dict[str, Any]]:
+    import math
+
+    if not isinstance(handler, dict):
+        report.append("%s: expected an object; not carried over" % json_path(path))
+        return None
+    kind = handler.get("type", "command")
+    if kind != "command":
+        report.append("%s: handler type %s is not carried over (only command handlers are)" % (
+            json_path(path), _short(str(kind))))
+        return None
+    command = handler.get("command")
+    if not isinstance(command, str) or not command.strip():
+        report.append("%s: missing command; not carried over" % json_path(path + ["command"]))
+        return None
+    hook: Dict[str, Any] = {"label": label, "command": command, "dialect": "claude-code",
+                            "payload": "full", "failure_policy": "warn", "timeout_seconds": 60}
+    if phase != "before_tool":
+        hook["provider_context_injection"] = True
+    timeout = handler.get("timeout")
+    if _is_number(timeout) and math.isfinite(timeout):
+        hook["timeout_seconds"] = min(60, max(1, int(math.ceil(timeout))))
+        if hook["timeout_seconds"] != timeout:
+            report.append("%s: %g s became %d s (magihook allows 1 to 60)" % (
+                json_path(path + ["timeout"]), timeout, hook["timeout_seconds"]))
+    rejection = preflight_rejection(
+        expand_variables(command, _PROJECT_DIR_VARIABLES["claude-code"], "/project"), True)
+    if rejection is not None:
+        report.append("%s: magihook's preflight will reject it (%s); move the logic into a script"
+                      % (json_path(path + ["command"]), rejection))
+    for key in handler:
+        if key not in ("type", "command", "timeout"):
+            reason = _IMPORT_DROPPED_KEYS.get(key)
+            report.append("%s: not carried over%s" % (json_path(path + [key]),
+                                                       "; " + reason if reason else ""))
+    return hook
+
+
+# =================================================================================================
+# 16. CLI
 # =================================================================================================
 
 USAGE = """\
@@ -3568,6 +4349,9 @@ usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
        magihook config [--config PATH] [--format json|toml]
        magihook schema
        magihook replay SESSION.jsonl [--config PATH] [--json]
+       magihook adapt claude-code|codex|gemini [--config PATH] [--session PATH]
+       magihook adapt claude-code|codex|gemini --print-settings [--config PATH]
+       magihook import claude-code SETTINGS.json
        magihook --version"""
 
 # Per command: option -> True when it takes a value, False for a flag; and positional count.
@@ -3578,6 +4362,8 @@ COMMAND_OPTIONS = MappingProxyType({
     "config": ({"--config": True, "--format": True}, 0),
     "schema": ({}, 0),
     "replay": ({"--config": True, "--json": False}, 1),
+    "adapt": ({"--config": True, "--session": True, "--print-settings": False}, 1),
+    "import": ({}, 2),
 })
 
 
@@ -3735,6 +4521,41 @@ def cli_schema(options: Mapping[str, Any], out: Output) -> int:
     return 0
 
 
+def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
+    """Answer one hook call of another agent in its own protocol; warnings go to stderr."""
+    agent = options["args"][0]
+    _check_agent(agent)
+    if options.get("--print-settings"):
+        if "--session" in options:
+            raise UsageError("--print-settings takes no --session")
+        out.text(json.dumps(agent_settings_snippet(agent, options.get("--config")), indent=2))
+        return 0
+    settings = load_settings(options.get("--config"))
+    mapped = adapt_event(agent, decode_event(sys.stdin.buffer.read(EVENT_MAX_BYTES + 1)))
+    if mapped is None:
+        return 0
+    result = run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"))
+    for warning in result["warnings"]:
+        out.error(warning)
+    answer = agent_answer(agent, result)
+    if answer is not None:
+        out.json(answer)
+    return 0
+
+
+def cli_import(options: Mapping[str, Any], out: Output) -> int:
+    """A Claude Code settings file's hooks as magihook settings on stdout; the report on stderr."""
+    agent, path = options["args"]
+    if agent != "claude-code":
+        raise UsageError("import reads claude-code settings only, not %r" % agent)
+    converted, report = import_claude_code(read_settings_document(path))
+    settings_from_document(converted)  # what we print must load
+    for line in report:
+        out.error("magihook import: " + line)
+    out.text(json.dumps(converted, indent=2))
+    return 0
+
+
 def _best_engine() -> str:
     """jsonschema when it is installed (commands off the hot path), else the built-in check."""
     try:
@@ -3750,6 +4571,8 @@ COMMANDS: Mapping[str, Callable[[Mapping[str, Any], Output], int]] = MappingProx
     "config": cli_config,
     "schema": cli_schema,
     "replay": cli_replay,
+    "adapt": cli_adapt,
+    "import": cli_import,
 })
 
 
@@ -3765,8 +4588,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0 if argv else EXIT_USAGE
     restore = _terminate_on_signals()
     try:
-        command, options, positionals = parse_command_line(argv)
-        return COMMANDS[command](dict(options, args=positionals), out)
+        command, options, args = parse_command_line(argv)
+        return COMMANDS[command](dict(options, args=tuple(args)), out)
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
