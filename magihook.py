@@ -1314,18 +1314,21 @@ def _value_error_text(exc: BaseException) -> str:
 
 
 def _nesting_depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > deepest:
-            deepest = depth
-            if deepest > EVENT_MAX_DEPTH:
-                return deepest
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-    return deepest
+    """How deep value nests (a scalar is 1), counted up to EVENT_MAX_DEPTH + 1.
+
+    Level by level, with no per-item tuples: an event of millions of tiny objects (32 MiB of
+    `{},`) is walked in about a second rather than ten."""
+    level, depth = [value], 0
+    while level and depth <= EVENT_MAX_DEPTH:
+        depth += 1
+        below: List[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                below.extend(item.values())
+            elif isinstance(item, list):
+                below.extend(item)
+        level = below
+    return depth
 
 
 def json_type(value: Any) -> str:
