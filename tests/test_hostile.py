@@ -437,6 +437,26 @@ def test_non_blocking_stdin_is_waited_for(project):
     assert (process.returncode, stderr, json.loads(stdout)["verdict"]) == (0, b"", "continue")
 
 
+def test_non_blocking_stdout_is_waited_on(project):
+    # The result (the after_tool result echoed back) is far bigger than a pipe's buffer, and the
+    # reader is slow to start: magihook must wait for it, not fail with EAGAIN.
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    event = after_event(content="z" * 300_000)
+    process = subprocess.Popen([sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool"],
+                               stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE,
+                               cwd=project)
+    os.close(write_end)
+    process.stdin.write(json.dumps(event).encode())
+    process.stdin.close()
+    time.sleep(0.3)
+    with os.fdopen(read_end, "rb") as reader:
+        stdout = reader.read()
+    stderr = process.stderr.read()
+    assert (process.wait(60), stderr) == (0, b"")
+    assert json.loads(stdout)["tool_result"] == event["result"]
+
+
 # --- 3. hostile input ---------------------------------------------------------------------------
 
 def deep(levels, opener, closer):
