@@ -2541,7 +2541,8 @@ class _Discard:
 
 
 def _standard_stream(stream: Any) -> Any:
-    """The binary side of sys.stdout or sys.stderr (None when started with it closed)."""
+    """The binary side of sys.stdout or sys.stderr, or a sink if magihook started with that
+    descriptor closed (Python then sets the stream to None)."""
     if stream is None:
         return _Discard()
     _make_blocking(stream)
