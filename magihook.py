@@ -99,6 +99,9 @@ PAYLOAD_REF_MAX_BYTES = 16 * 1024 * 1024
 # An input event is read whole before anything runs, so it is bounded too.
 EVENT_MAX_BYTES = 32 * 1024 * 1024
 EVENT_MAX_DEPTH = 256
+# CPython's own default bound on int() of a digit string; fixed here so that a huge integer in an
+# event is the same clear error on every version (and int parsing, quadratic, stays cheap).
+EVENT_MAX_INT_DIGITS = 4300
 SETTINGS_MAX_BYTES = 1024 * 1024
 AFFECTED_PATH_MAX_CHARS = 4096
 
@@ -120,6 +123,12 @@ HOOK_SHELL = ("/bin/bash", "-lc")
 READ_CHUNK = 64 * 1024
 # Without pidfd we cannot be woken by the hook's exit, so the loop polls at this interval.
 EXIT_POLL_SECONDS = 0.01
+# Signals that end magihook (exit 128+N) after ending the running hook's group and removing its
+# payload_ref file; a signal the caller set to be ignored (nohup, `&` in a script) stays ignored.
+INTERRUPT_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+# How bash reports a command it could not run; named in the failure message because the hook's
+# stderr, which would say why, is never shown.
+SHELL_EXIT_MEANINGS = MappingProxyType({126: "cannot execute", 127: "command not found"})
 
 LIFECYCLE_KEYS = (
     "phase", "label", "target_tool", "status", "policy", "category", "target_ran",
@@ -1285,7 +1294,8 @@ def decode_event(raw: bytes) -> Dict[str, Any]:
     if not text.strip():
         raise InputError("input is empty: expected one JSON object")
     try:
-        document = json.loads(text, parse_constant=_reject_constant)
+        document = json.loads(text, parse_constant=_reject_constant, parse_float=_event_float,
+                              parse_int=_event_int)
     except json.JSONDecodeError as exc:
         raise InputError(
             "input is not valid JSON: %s at line %d, column %d" % (exc.msg, exc.lineno, exc.colno)
@@ -1301,6 +1311,20 @@ def decode_event(raw: bytes) -> Dict[str, Any]:
     return document
 
 
+def _event_float(text: str) -> float:
+    # 1e999 is valid JSON but becomes inf, which no JSON output (result, payload) can carry.
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise InputError("input has a number too large to represent (the limit is about 1.8e308)")
+    return value
+
+
+def _event_int(text: str) -> int:
+    if len(text.lstrip("-")) > EVENT_MAX_INT_DIGITS:
+        raise InputError("input has an integer longer than %d digits" % EVENT_MAX_INT_DIGITS)
+    return int(text)
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError("%s is not valid JSON" % name)
 
@@ -1313,18 +1337,21 @@ def _value_error_text(exc: BaseException) -> str:
 
 
 def _nesting_depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > deepest:
-            deepest = depth
-            if deepest > EVENT_MAX_DEPTH:
-                return deepest
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-    return deepest
+    """How deep value nests (a scalar is 1), counted up to EVENT_MAX_DEPTH + 1.
+
+    Level by level, with no per-item tuples: an event of millions of tiny objects (32 MiB of
+    `{},`) is walked in about a second rather than ten."""
+    level, depth = [value], 0
+    while level and depth <= EVENT_MAX_DEPTH:
+        depth += 1
+        below: List[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                below.extend(item.values())
+            elif isinstance(item, list):
+                below.extend(item)
+        level = below
+    return depth
 
 
 def json_type(value: Any) -> str:
@@ -2426,24 +2453,70 @@ def run_hook_process(
 
     The whole group is killed when the hook exits, times out or passes a cap, so neither a
     sleeping grandchild nor one that holds a pipe can outlive or stall the call.  Any exception
-    (SIGTERM turned into Interrupted, say) still kills the group on its way out.
+    (SIGTERM turned into Interrupted, say) still kills the group on its way out.  Interrupting
+    signals are held while the hook starts and while its group is ended: a signal inside
+    Popen() would leave a hook running that nothing knows the pid of.
     """
     import subprocess
 
     started = time.monotonic()
+    process = None
     try:
-        process = subprocess.Popen(
-            HOOK_SHELL + (command,), cwd=cwd, env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            close_fds=True,
-        )
-    except (OSError, ValueError) as exc:
-        return HookOutcome("runner", _spawn_failure(exc, cwd), elapsed_ms=_elapsed_ms(started))
-    try:
+        with SignalsHeld():
+            try:
+                process = subprocess.Popen(
+                    HOOK_SHELL + (command,), cwd=cwd, env=env, stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                    close_fds=True,
+                )
+            except (OSError, ValueError) as exc:
+                return HookOutcome("runner", _spawn_failure(exc, cwd),
+                                   elapsed_ms=_elapsed_ms(started))
         return _communicate(process, stdin, started, timeout_seconds,
                             (stdout_max_bytes, stderr_max_bytes))
     finally:
-        _end_process_group(process)
+        if process is not None:
+            with SignalsHeld():
+                _end_process_group(process)
+
+
+class SignalsHeld:
+    """`with SignalsHeld():` holds INTERRUPT_SIGNALS while a step that must not be cut in half
+    runs (starting a hook, ending its group, making or removing a payload_ref file), then
+    delivers the first one held to the handler that was in place.
+
+    Handlers can only be changed, and only run, in the main thread; elsewhere nothing is held.
+    A handler installed outside Python cannot be put back, so that signal is left alone.
+    """
+
+    def __init__(self) -> None:
+        self._previous: Dict[int, Any] = {}
+        self._held: List[int] = []
+
+    def __enter__(self) -> SignalsHeld:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for name in INTERRUPT_SIGNALS:
+            signum = getattr(signal, name)
+            handler = signal.getsignal(signum)
+            if handler is not None:
+                self._previous[signum] = handler
+                signal.signal(signum, self._hold)
+        return self
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        self._held.append(signum)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        import signal
+
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        if self._held:
+            signal.raise_signal(self._held[0])
 
 
 def _communicate(
@@ -2531,6 +2604,9 @@ def _communicate(
         return HookOutcome("output-limit",
                            "hook %s exceeded %d bytes" % (("stdout", "stderr")[over], caps[over]),
                            elapsed_ms=elapsed)
+    if status is None:
+        return HookOutcome("runner", "hook exit status was lost: the hook was reaped outside "
+                           "magihook (is SIGCHLD ignored?)", elapsed_ms=elapsed)
     stdout, stderr = b"".join(captured[0]), b"".join(captured[1])
     if status != 0:
         return HookOutcome("exit", _exit_message(status), stdout, stderr, status, elapsed)
@@ -2577,27 +2653,43 @@ def _has_exited(pid: int) -> bool:
         return True
 
 
-def _reap(process: Any) -> int:
-    """Reap the exited (or killed) hook: its exit status, or minus the signal that ended it."""
+def _reap(process: Any) -> Optional[int]:
+    """Reap the exited (or killed) hook: its exit status, or minus the signal that ended it.
+
+    None when the status is lost: with SIGCHLD ignored the kernel reaps the hook itself, and a
+    host program's child watcher may reap it first.  A lost status must not read as success.
+    """
     try:
         _, status = os.waitpid(process.pid, 0)
     except ChildProcessError:
-        status = 0
+        process.returncode = -1  # its pid is gone: Popen must not wait for or signal it again
+        return None
     code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
     process.returncode = code  # so Popen does not try to reap it again later
     return code
 
 
 def _exit_message(status: int) -> str:
+    """The failure message of a non-zero status, naming the signal or the shell's reason."""
     if status < 0:
-        import signal
+        return "hook was killed by %s" % (_signal_name(-status) or "signal %d" % -status)
+    meaning = SHELL_EXIT_MEANINGS.get(status)
+    killer = _signal_name(status - 128) if status > 128 else None
+    if meaning is None and killer is not None:
+        # bash's status for a command it ran (rather than exec'd) that a signal killed
+        meaning = "a command was killed by %s" % killer
+    if meaning is None:
+        return "hook exited with status %d" % status
+    return "hook exited with status %d (shell: %s)" % (status, meaning)
 
-        try:
-            name = signal.Signals(-status).name
-        except ValueError:
-            name = "signal %d" % -status
-        return "hook was killed by %s" % name
-    return "hook exited with status %d" % status
+
+def _signal_name(number: int) -> Optional[str]:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
 
 
 def _kill_group(pgid: int) -> None:
@@ -2615,14 +2707,16 @@ def _end_process_group(process: Any) -> None:
     The group is killed before the leader is reaped: until then its pid, the group id, cannot
     be reused by an unrelated process.
     """
-    if process.returncode is None:
-        _kill_group(process.pid)
-        _reap(process)
-    for pipe in (process.stdin, process.stdout, process.stderr):
-        try:
-            pipe.close()
-        except OSError:
-            pass
+    try:
+        if process.returncode is None:
+            _kill_group(process.pid)
+            _reap(process)
+    finally:
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            try:
+                pipe.close()
+            except OSError:
+                pass
 
 
 def _spawn_failure(exc: BaseException, cwd: str) -> str:
@@ -3530,20 +3624,25 @@ def _execute(hook: HookDefinition, event: ToolEvent, settings: Settings) -> Hook
     if rejection is not None:
         return HookOutcome("runner", "command rejected by preflight: " + rejection,
                            elapsed_ms=_elapsed_ms(started))
+    prepared: Optional[PreparedPayload] = None
     try:
-        prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
-                    else dialect_payload(hook, event))
-    except PayloadTooLarge as exc:
-        return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
-    except (ValueError, TypeError, RecursionError, OSError):
-        return HookOutcome("stdin", "hook payload envelope could not be built",
-                           elapsed_ms=_elapsed_ms(started))
-    try:
+        # Signals wait while a payload_ref file may be made or removed: none may be orphaned.
+        with SignalsHeld():
+            try:
+                prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
+                            else dialect_payload(hook, event))
+            except PayloadTooLarge as exc:
+                return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
+            except (ValueError, TypeError, RecursionError, OSError):
+                return HookOutcome("stdin", "hook payload envelope could not be built",
+                                   elapsed_ms=_elapsed_ms(started))
         return run_hook_process(command, event.context["cwd"], prepared.stdin,
                                 hook.timeout_seconds, hook.stdout_max_bytes, hook.stderr_max_bytes,
                                 dialect_env(hook, event))
     finally:
-        prepared.cleanup()
+        if prepared is not None:
+            with SignalsHeld():
+                prepared.cleanup()
 
 
 def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
@@ -4407,8 +4506,8 @@ class Output:
     """The CLI's one way out: JSON or text lines to stdout or stderr, and a vanished reader."""
 
     def __init__(self, stdout: Any = None, stderr: Any = None) -> None:
-        self.stdout = stdout if stdout is not None else sys.stdout.buffer
-        self.stderr = stderr if stderr is not None else sys.stderr.buffer
+        self.stdout = stdout if stdout is not None else _standard_stream(sys.stdout)
+        self.stderr = stderr if stderr is not None else _standard_stream(sys.stderr)
 
     def json(self, value: Any) -> None:
         self._write(self.stdout, dump_json(value) + b"\n")
@@ -4423,17 +4522,67 @@ class Output:
         """A live display line (`run --tui`): stderr, so stdout stays one JSON result."""
         self._write(self.stderr, line.encode("utf-8", "replace") + b"\n")
 
-    @staticmethod
-    def _write(stream: Any, data: bytes) -> None:
+    def _write(self, stream: Any, data: bytes) -> None:
         try:
             stream.write(data)
             stream.flush()
-        except BrokenPipeError:
-            # The reader went away: say nothing more, and keep the interpreter's final flush
-            # from printing a traceback about it.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, stream.fileno())
-            os.close(devnull)
+        except OSError as exc:
+            # The reader went away (EPIPE), or the descriptor is unusable (closed or read-only
+            # when we started, a full disk): write nothing more there, and keep the
+            # interpreter's final flush from printing a traceback about it.
+            _point_at_devnull(stream)
+            if stream is self.stdout and not isinstance(exc, BrokenPipeError):
+                self.error("magihook: cannot write to stdout (%s)" % _errno_name(exc))
+
+
+def _point_at_devnull(stream: Any) -> None:
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+class _Discard:
+    """Where output goes when magihook was started with that descriptor closed."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def _standard_stream(stream: Any) -> Any:
+    """The binary side of sys.stdout or sys.stderr, or a sink if magihook started with that
+    descriptor closed (Python then sets the stream to None)."""
+    if stream is None:
+        return _Discard()
+    _make_blocking(stream)
+    return stream.buffer
+
+
+def _make_blocking(stream: Any) -> None:
+    # A parent may hand us a non-blocking pipe (Node.js can); reads and writes then fail with
+    # EAGAIN instead of waiting, which would lose the event or cut the result short.
+    try:
+        os.set_blocking(stream.fileno(), True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def read_event_input(stream: Any) -> bytes:
+    """The event on stdin, read to EOF but at most EVENT_MAX_BYTES + 1 bytes: enough to tell
+    that it is too big without holding (or waiting for) a writer that never stops."""
+    if stream is None:  # started with stdin closed: there is no event
+        return b""
+    _make_blocking(stream)
+    try:
+        return stream.buffer.read(EVENT_MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError("cannot read the input event (%s)" % _errno_name(exc)) from None
 
 
 def cli_run(options: Mapping[str, Any], out: Output) -> int:
@@ -4441,7 +4590,7 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
     if options.get("--explain"):
         return cli_explain(phase, options, out)
     settings = load_settings(options.get("--config"))
-    raw = sys.stdin.buffer.read(EVENT_MAX_BYTES + 1)
+    raw = read_event_input(sys.stdin)
     result = run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"),
                        on_row=_live_rows(out, bool(options.get("--tui"))))
     out.json(result)
@@ -4470,7 +4619,7 @@ def cli_explain(phase: str, options: Mapping[str, Any], out: Output) -> int:
         if options.get(option):
             raise UsageError("--explain runs nothing, so it takes no %s" % option)
     settings = load_settings(options.get("--config"))
-    raw = sys.stdin.buffer.read(EVENT_MAX_BYTES + 1)
+    raw = read_event_input(sys.stdin)
     for line in explain_lines(explain_phase(settings, phase, decode_event(raw))):
         out.text(line)
     return 0
@@ -4531,7 +4680,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
         out.text(json.dumps(agent_settings_snippet(agent, options.get("--config")), indent=2))
         return 0
     settings = load_settings(options.get("--config"))
-    mapped = adapt_event(agent, decode_event(sys.stdin.buffer.read(EVENT_MAX_BYTES + 1)))
+    mapped = adapt_event(agent, decode_event(read_event_input(sys.stdin)))
     if mapped is None:
         return 0
     result = run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"))
@@ -4607,18 +4756,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _terminate_on_signals() -> Callable[[], None]:
-    """SIGTERM and SIGINT raise Interrupted, so the runner's cleanup kills the hook's group and
-    removes payload_ref files before magihook exits.  Returns a function restoring the old
-    handlers (main() may be called from a host program)."""
+    """INTERRUPT_SIGNALS raise Interrupted, so the runner's cleanup kills the hook's group and
+    removes payload_ref files before magihook exits.  A signal the caller made us ignore (nohup,
+    `&` in a script) stays ignored.  SIGCHLD gets its default action back: inherited as ignored,
+    it would let the kernel reap a hook before magihook reads its exit status.  Returns a
+    function restoring the old handlers (main() may be called from a host program)."""
     import signal
 
     def interrupt(signum: int, frame: Any) -> None:
         raise Interrupted(signal.Signals(signum).name)
 
+    wanted = [(getattr(signal, name), interrupt) for name in INTERRUPT_SIGNALS]
+    wanted.append((signal.SIGCHLD, signal.SIG_DFL))
     previous = {}
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum, handler in wanted:
+        current = signal.getsignal(signum)
+        if current is None or (handler is interrupt and current == signal.SIG_IGN):
+            continue  # None: a handler installed outside Python, which could not be put back
         try:
-            previous[signum] = signal.signal(signum, interrupt)
+            previous[signum] = signal.signal(signum, handler)
         except ValueError:  # not the main thread: leave the host's handlers alone
             pass
 

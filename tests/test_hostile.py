@@ -1,0 +1,627 @@
+"""Hostile hooks, a hostile caller and hostile input: nothing hangs, nothing leaks, nothing is
+left behind.
+
+Every hook here is a real process and every case pins its exact outcome.  "Nothing left behind"
+is checked after each case: each hostile script first writes its process group id to pgid.txt,
+and the group must have no live member once magihook returns; magihook runs with TMPDIR set to a
+fresh folder, which must be empty again (most cases send a > 1 MiB full payload, so a payload_ref
+file is really made and has to be removed); open descriptors are counted in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import MAGIHOOK, after_event, bash_event, run_cli, write_script, write_settings
+
+import magihook
+
+PROMPT = 10  # seconds: "returns promptly" bound for cases whose hook timeout is longer or 1 s
+# Every hostile script starts by writing its process group id (field 5 of /proc/PID/stat).
+RECORD_PGID = "#!/bin/bash\ncut -d' ' -f5 /proc/$$/stat > pgid.txt\n"
+SPILLED = "x" * (1024 * 1024 + 1)  # a full payload this big goes to a payload_ref file
+
+
+def hook(command, **fields):
+    return dict({"label": "h", "command": command, "payload": "full"}, **fields)
+
+
+@pytest.fixture
+def tmpdir_env(tmp_path):
+    """magihook's environment with TMPDIR on a fresh folder that must be empty afterwards."""
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    yield dict(os.environ, TMPDIR=str(folder))
+    assert sorted(os.listdir(folder)) == []
+
+
+def hostile(project, body, name="hostile.sh"):
+    write_script(project, name, RECORD_PGID + body)
+    return "./" + name
+
+
+def run_hook(project, env, hook_def, event=None, phase="before_tool"):
+    config = write_settings(project, {"enabled": True, phase: [hook_def]})
+    if event is None:
+        event = bash_event(SPILLED) if phase == "before_tool" else after_event(content=SPILLED)
+    started = time.monotonic()
+    result = run_cli("run", "--phase", phase, "--config", str(config), event=event, cwd=project,
+                     env=env)
+    return result, time.monotonic() - started
+
+
+def terminal(result):
+    """The hook's terminal lifecycle payload: (status, category, message)."""
+    started, done = result.events("hook_lifecycle")
+    assert started["payload"]["status"] == "started"
+    payload = done["payload"]
+    return payload["status"], payload["category"], payload["message"]
+
+
+def live_members(pgid):
+    """Pids of the group's processes that still run.  A killed grandchild is reparented to init,
+    which may take a second or two to reap it; a zombie runs nothing, holds no pipe and is not
+    magihook's child, so it does not count."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
+def assert_group_gone(project, strict=False):
+    """The hook's group has no live member (SIGKILL lands asynchronously: poll briefly).
+    `strict` waits for os.killpg(pgid, 0) itself to fail, zombies reaped too."""
+    pgid = int((project / "pgid.txt").read_text())
+    deadline = time.monotonic() + PROMPT
+    while time.monotonic() < deadline:
+        if strict:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+        elif not live_members(pgid):
+            return
+        time.sleep(0.02)
+    raise AssertionError("process group %d still has %s" % (pgid, live_members(pgid)))
+
+
+# --- 1. hostile hooks ---------------------------------------------------------------------------
+
+def test_hook_that_sleeps_forever_times_out(project, tmpdir_env):
+    command = hostile(project, "sleep 1000 &\nsleep 1000\n")
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1))
+    assert terminal(result) == ("failed", "timeout", "hook timed out after 1 s")
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+
+
+def test_grandchild_keeping_stdout_does_not_delay_and_is_ended(project, tmpdir_env):
+    # Design decision (README): the hook's process group is its lifetime.  The background job
+    # holds stdout; magihook returns when the hook itself exits and ends the job with it.
+    command = hostile(project, "sleep 1000 &\necho $! > job.pid\necho started\nexit 0\n")
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
+    assert (result.returncode, terminal(result)) == (0, ("success", None, None))
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+    job = int((project / "job.pid").read_text())
+    assert job not in live_members(int((project / "pgid.txt").read_text()))
+
+
+def test_setsid_grandchild_keeping_the_pipe_does_not_delay(project, tmpdir_env):
+    # A job that detaches into its own session escapes the group by design: it must not delay
+    # magihook, and it is left running (the test ends it).
+    command = hostile(project, (
+        "setsid bash -c 'echo $$ > escaped.pid; exec sleep 1000' &\n"
+        "until [ -s escaped.pid ]; do sleep 0.01; done\n"
+        "echo detached\nexit 0\n"))
+    escaped = None
+    try:
+        result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
+        escaped = int((project / "escaped.pid").read_text())
+        assert (result.returncode, terminal(result)) == (0, ("success", None, None))
+        assert elapsed < PROMPT
+        assert_group_gone(project)
+        assert os.getsid(escaped) == escaped  # still running, in its own session
+    finally:
+        if escaped is None and (project / "escaped.pid").exists():
+            escaped = int((project / "escaped.pid").read_text())
+        if escaped is not None:
+            os.killpg(escaped, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("then, outcome", [
+    ("sleep 1000\n", ("failed", "timeout", "hook timed out after 1 s")),
+    ("sleep 0.2\nexit 0\n", ("success", None, None)),
+])
+def test_hook_that_closes_stdout_early_and_keeps_running(project, tmpdir_env, then, outcome):
+    command = hostile(project, "exec >&- 2>&-\n" + then)
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1))
+    assert terminal(result) == outcome
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+
+
+@pytest.mark.parametrize("then, outcome", [
+    ("exec sleep 1000\n", ("failed", "timeout", "hook timed out after 1 s")),
+    ("exit 0\n", ("success", None, None)),
+])
+def test_hook_that_never_reads_a_900_kb_stdin(project, tmpdir_env, then, outcome):
+    event = bash_event("y" * 900_000)  # inline: just under the 1 MiB stdin cap
+    command = hostile(project, then)
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1), event)
+    assert terminal(result) == outcome
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+
+
+@pytest.mark.parametrize("stream, redirect", [("stdout", ""), ("stderr", " >&2")])
+def test_hook_printing_1_gb_is_stopped_at_the_cap(project, tmpdir_env, stream, redirect):
+    command = hostile(project, "head -c 1000000000 /dev/zero%s\n" % redirect)
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
+    assert terminal(result) == ("failed", "output-limit", "hook %s exceeded 8192 bytes" % stream)
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+
+
+GARBAGE = r"printf '\xff\xfe\x00\x1b[31mred\x1b]0;title\x07\x9b2J\r\n'"
+
+
+def assert_clean_output(result):
+    """One JSON line, and not one raw control byte, NUL or invalid UTF-8 anywhere."""
+    raw = (result.stdout + result.stderr).encode("utf-8")
+    assert result.stdout.count("\n") == 1
+    assert [byte for byte in raw if byte < 0x20 and byte != 0x0A] == []
+    assert "\ufffd" not in result.stdout + result.stderr
+
+
+def test_hook_printing_invalid_utf8_nul_and_escapes(project, tmpdir_env):
+    command = hostile(project, "%s\n%s >&2\nexit 5\n" % (GARBAGE, GARBAGE))
+    result, _ = run_hook(project, tmpdir_env, hook(command))
+    assert terminal(result) == ("failed", "exit", "hook exited with status 5")
+    assert result.json["warnings"] == [
+        "hook h (before_tool #0, bash) failed: exit: hook exited with status 5"]
+    assert_clean_output(result)
+    assert_group_gone(project)
+
+
+def test_injecting_hook_printing_garbage_injects_nothing(project, tmpdir_env):
+    command = hostile(project, GARBAGE + "\n")
+    result, _ = run_hook(project, tmpdir_env, hook(command, provider_context_injection=True),
+                         phase="after_tool")
+    audit = result.events("hook_context_injection")[0]["payload"]
+    assert (terminal(result), audit["status"], result.json["context_items"]) == (
+        ("success", None, None), "invalid_json", [])
+    assert_clean_output(result)
+
+
+def test_injected_escapes_are_json_escaped_and_scrubbed_from_display(project, tmpdir_env):
+    item = {"context_items": [{"role": "user", "content": "a\u001b[31mb\u0000c\u0007d"}]}
+    command = hostile(project, "cat >/dev/null\nprintf '%%s' '%s'\n" % json.dumps(item))
+    config = write_settings(project, {
+        "enabled": True, "injected_content": {"show_in_transcript": True},
+        "after_tool": [hook(command, provider_context_injection=True)]})
+    result = run_cli("run", "--phase", "after_tool", "--config", str(config),
+                     event=after_event(content=SPILLED), cwd=project, env=tmpdir_env)
+    # The provider gets the item exactly (the spec's contract); the terminal row gets no escapes.
+    assert result.json["context_items"] == item["context_items"]
+    assert result.json["display"][0]["content"] == ["abcd"]
+    assert_clean_output(result)
+
+
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGSEGV", "SIGTERM"])
+def test_hook_killed_by_a_signal_is_exit_naming_the_signal(project, tmpdir_env, signame):
+    command = hostile(project, "kill -%s $$\n" % signame[3:])
+    result, _ = run_hook(project, tmpdir_env, hook(command))
+    assert terminal(result) == ("failed", "exit", "hook was killed by %s" % signame)
+    assert_group_gone(project)
+
+
+def test_command_of_the_hook_killed_by_a_signal_names_it_too(project, tmpdir_env):
+    # bash runs (not execs) this last command and reports its death as status 128+15.
+    command = hostile(project, "bash -c 'kill -TERM $$'\nexit $?\n")
+    result, _ = run_hook(project, tmpdir_env, hook(command))
+    assert terminal(result) == (
+        "failed", "exit", "hook exited with status 143 (shell: a command was killed by SIGTERM)")
+
+
+@pytest.mark.parametrize("script, mode, message", [
+    ("#!/nonexistent/interpreter\n", 0o755, "hook exited with status 127 (shell: command not found)"),
+    ("#!/bin/sh\nexit 0\n", 0o644, "hook exited with status 126 (shell: cannot execute)"),
+    (None, None, "hook exited with status 127 (shell: command not found)"),
+])
+def test_missing_interpreter_no_run_bit_or_no_script(project, tmpdir_env, script, mode, message):
+    if script is not None:
+        path = write_script(project, "bad.sh", script)
+        path.chmod(mode)
+    result, elapsed = run_hook(project, tmpdir_env, hook("./bad.sh"))
+    assert terminal(result) == ("failed", "exit", message)
+    assert result.json["verdict"] == "continue"
+    assert elapsed < PROMPT
+
+
+@pytest.mark.parametrize("cwd, message", [
+    ("missing-dir", "hook could not start: working directory does not exist"),
+    ("a-file", "hook could not start: working directory is not a directory"),
+])
+def test_unusable_cwd_fails_before_spawn_and_removes_the_payload_file(project, tmpdir_env, cwd,
+                                                                      message):
+    (project / "a-file").write_text("")
+    event = bash_event(SPILLED, context={"cwd": str(project / cwd)})
+    result, _ = run_hook(project, tmpdir_env, hook("./never-runs.sh"), event)
+    assert terminal(result) == ("failed", "runner", message)
+
+
+# --- 2. magihook itself: signals, a vanished reader, odd descriptors ----------------------------
+
+def default_signals():
+    """preexec_fn: the CLI starts with default dispositions even if this test run was started
+    with some ignored (a background job in a script ignores SIGINT)."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def start_cli(project, env, hook_def, event, preexec_fn=default_signals):
+    config = write_settings(project, {"enabled": True, "before_tool": [hook_def]})
+    (project / "event.json").write_text(json.dumps(event))
+    with open(project / "event.json", "rb") as stdin:
+        return subprocess.Popen(
+            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+             str(config)], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=project, env=env, preexec_fn=preexec_fn)
+
+
+def wait_for(path):
+    deadline = time.monotonic() + PROMPT
+    while not (path.exists() and path.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, "the hook never started"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signal_during_a_hook_ends_its_group_and_removes_payload_files(project, tmpdir_env,
+                                                                       signum):
+    command = hostile(project, "sleep 1000 &\nsleep 1000\n")
+    process = start_cli(project, tmpdir_env, hook(command, timeout_seconds=60),
+                        bash_event(SPILLED))
+    wait_for(project / "pgid.txt")
+    assert len(os.listdir(tmpdir_env["TMPDIR"])) == 1  # the payload_ref folder exists now
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=PROMPT)
+    name = signal.Signals(signum).name
+    assert (process.returncode, stdout, stderr) == (
+        128 + signum, b"", b"magihook: interrupted by %s; hook processes were ended\n"
+        % name.encode())
+    assert_group_gone(project, strict=signum == signal.SIGTERM)
+
+
+def test_a_signal_the_caller_ignores_stays_ignored(project, tmpdir_env):
+    # Under nohup, SIGHUP is ignored; magihook must not turn it back into an exit.
+    command = hostile(project, "until [ -e go ]; do sleep 0.01; done\nexit 0\n")
+    process = start_cli(project, tmpdir_env, hook(command), bash_event(SPILLED),
+                        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    wait_for(project / "pgid.txt")
+    process.send_signal(signal.SIGHUP)
+    time.sleep(0.1)
+    (project / "go").write_text("")
+    stdout, stderr = process.communicate(timeout=PROMPT)
+    assert (process.returncode, stderr) == (0, b"")
+    assert json.loads(stdout)["events"][1]["payload"]["status"] == "success"
+
+
+def test_exit_status_is_real_when_the_caller_ignores_sigchld(project, tmpdir_env):
+    config = write_settings(project, {"enabled": True, "before_tool": [hook("exit 3")]})
+    done = subprocess.run(
+        [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config", str(config)],
+        input=json.dumps(bash_event()).encode(), capture_output=True, cwd=project,
+        env=tmpdir_env, timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    payload = json.loads(done.stdout)["events"][1]["payload"]
+    assert (payload["category"], payload["message"]) == ("exit", "hook exited with status 3")
+
+
+def test_lost_exit_status_is_a_runner_failure_not_success(project):
+    # In-process with SIGCHLD ignored, the kernel reaps the hook before magihook can.
+    settings = magihook.settings_from_document(
+        {"hooks": {"enabled": True, "before_tool": [{"command": "exit 3"}]}})
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        result = magihook.run_phase(settings, "before_tool", bash_event(), cwd=str(project))
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    payload = result["events"][1]["payload"]
+    assert (payload["category"], payload["message"]) == (
+        "runner", "hook exit status was lost: the hook was reaped outside magihook "
+                  "(is SIGCHLD ignored?)")
+
+
+def test_signals_held_are_delivered_after_the_section():
+    class Stop(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stop(signum)
+
+    steps = []
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stop):
+            with magihook.SignalsHeld():
+                os.kill(os.getpid(), signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)
+                steps.append("section ran to its end")
+        assert signal.getsignal(signal.SIGTERM) is stop
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert steps == ["section ran to its end"]
+
+
+@pytest.mark.parametrize("args, code", [
+    (["run", "--phase", "before_tool"], 0),
+    (["run", "--phase", "before_tool", "--blocking"], 3),
+    (["schema"], 0),
+    (["--version"], 0),
+    (["--help"], 0),
+])
+def test_a_reader_that_closes_stdout_gets_no_traceback(project, args, code):
+    blocking = "--blocking" in args
+    args = [arg for arg in args if arg != "--blocking"]
+    if args[0] == "run":
+        policy = "block" if blocking else "warn"
+        config = write_settings(project, {"enabled": True, "before_tool": [
+            hook("exit 1", failure_policy=policy)]})
+        args += ["--config", str(config)]
+    process = subprocess.Popen([sys.executable, str(MAGIHOOK), *args], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project)
+    process.stdout.close()  # the reader is gone before magihook writes a byte
+    _, stderr = process.communicate(json.dumps(bash_event()).encode(), timeout=60)
+    assert (process.returncode, stderr) == (code, b"")
+
+
+def test_unwritable_stdout_is_one_line_on_stderr(project):
+    config = write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+             str(config)], input=json.dumps(bash_event()).encode(), stdout=full,
+            stderr=subprocess.PIPE, cwd=project, timeout=60)
+    assert (done.returncode, done.stderr) == (0, b"magihook: cannot write to stdout (ENOSPC)\n")
+
+
+def test_closed_stdin_is_an_empty_event(project):
+    done = subprocess.run([sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool"],
+                          stdin=None, capture_output=True, cwd=project, timeout=60,
+                          preexec_fn=lambda: os.close(0))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, b"", b"magihook: input is empty: expected one JSON object\n")
+
+
+def test_closed_stdout_and_stderr_are_no_traceback(project):
+    config = write_settings(project, {"enabled": True, "before_tool": [hook("exit 1")]})
+    for args, code in ((["run", "--phase", "before_tool", "--config", str(config)], 0),
+                       (["run"], 2)):
+        done = subprocess.run([sys.executable, str(MAGIHOOK), *args],
+                              input=json.dumps(bash_event()).encode(), cwd=project, timeout=60,
+                              preexec_fn=lambda: (os.close(1), os.close(2)))
+        assert done.returncode == code
+
+
+def test_non_blocking_stdin_is_waited_for(project):
+    # Some callers (Node.js) hand over non-blocking pipes: the event arrives later, not never.
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    process = subprocess.Popen([sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool"],
+                               stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               cwd=project)
+    os.close(read_end)
+    time.sleep(0.3)
+    os.write(write_end, json.dumps(bash_event()).encode())
+    os.close(write_end)
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stderr, json.loads(stdout)["verdict"]) == (0, b"", "continue")
+
+
+def test_non_blocking_stdout_is_waited_on(project):
+    # The result (the after_tool result echoed back) is far bigger than a pipe's buffer, and the
+    # reader is slow to start: magihook must wait for it, not fail with EAGAIN.
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    event = after_event(content="z" * 300_000)
+    process = subprocess.Popen([sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool"],
+                               stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE,
+                               cwd=project)
+    os.close(write_end)
+    process.stdin.write(json.dumps(event).encode())
+    process.stdin.close()
+    time.sleep(0.3)
+    with os.fdopen(read_end, "rb") as reader:
+        stdout = reader.read()
+    stderr = process.stderr.read()
+    assert (process.wait(60), stderr) == (0, b"")
+    assert json.loads(stdout)["tool_result"] == event["result"]
+
+
+# --- 3. hostile input ---------------------------------------------------------------------------
+
+def deep(levels, opener, closer):
+    return opener * levels + closer * levels
+
+
+BAD_INPUT = [
+    (b"{\"tool\": {\"name\": \"bash\"}, \"request\": {", "input is not valid JSON: Expecting "
+     "property name enclosed in double quotes at line 1, column 40"),
+    (b"not json", "input is not valid JSON: Expecting value at line 1, column 1"),
+    (deep(100_000, b"[", b"]"), "input is nested deeper than 256 levels"),
+    (deep(100_000, b'{"a":', b"}")[:-100_000] + b"1" + b"}" * 100_000,
+     "input is nested deeper than 256 levels"),
+    (b'{"tool": {"name": "bash"}, "request": {"x": ' + deep(300, b"[", b"]") + b"}}",
+     "input is nested deeper than 256 levels"),
+    (b"\xff\xfe{}", "input is not valid UTF-8 (byte 0)"),
+    (b'{"tool": {"name": "bash"}, "request": {"command": "\xc3\x28"}}',
+     "input is not valid UTF-8 (byte 51)"),
+    (b'{"tool": {"name": "bash"}, "request": {"x": NaN}}',
+     "input is not valid JSON: NaN is not valid JSON"),
+    (b'{"tool": {"name": "bash"}, "request": {"x": Infinity}}',
+     "input is not valid JSON: Infinity is not valid JSON"),
+    (b'{"tool": {"name": "bash"}, "request": {"x": -Infinity}}',
+     "input is not valid JSON: -Infinity is not valid JSON"),
+    (b'{"tool": {"name": "bash"}, "request": {"x": 1e999}}',
+     "input has a number too large to represent (the limit is about 1.8e308)"),
+    (b'{"tool": {"name": "bash"}, "request": {"x": -' + b"9" * 4301 + b"}}",
+     "input has an integer longer than 4300 digits"),
+    (b"\xef\xbb\xbf{}", "input is not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) "
+                        "at line 1, column 1"),
+]
+
+WRONG_TYPES = [
+    ("before_tool", [], "$: input must be a JSON object, got an array"),
+    ("before_tool", "x", "$: input must be a JSON object, got a string"),
+    ("before_tool", None, "$: input must be a JSON object, got null"),
+    ("before_tool", 7, "$: input must be a JSON object, got a number"),
+    ("before_tool", {"tool": "bash", "request": {}}, "$.tool: expected an object, got a string"),
+    ("before_tool", {"tool": {"name": ["bash"]}, "request": {}},
+     "$.tool.name: expected a string, got an array"),
+    ("before_tool", {"tool": {"name": "bash", "call_id": 5}, "request": {}},
+     "$.tool.call_id: expected a string, got a number"),
+    ("before_tool", {"tool": {"name": "bash"}, "request": ["ls"]},
+     "$.request: expected an object, got an array"),
+    ("after_tool", {"tool": {"name": "bash"}, "request": {}, "result": "ok"},
+     "$.result: expected an object, got a string"),
+    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": []},
+     "$.context: expected an object, got an array"),
+    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": {"cwd": 1}},
+     "$.context.cwd: expected a string, got a number"),
+    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": {"turn_id": True}},
+     "$.context.turn_id: expected a string, got a boolean"),
+    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": {"subagent": 1}},
+     "$.context.subagent: expected a boolean, got a number"),
+    ("before_tool", {"tool": {"name": "bash"}, "request": {},
+                     "context": {"invocation_mode": "tui"}},
+     "$.context.invocation_mode: expected one of print, shell, mission_control, subagent"),
+    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": {"shell": "x"}},
+     "$.context.shell: unknown context key"),
+    ("after_assistant", {"text": 5}, "$.text: expected a string, got a number"),
+    ("after_reasoning", {"request": {"text": None}}, "$.request.text: expected a string, got null"),
+    ("after_reasoning", {"request": "thinking"}, "$.request: expected an object, got a string"),
+]
+
+
+def run_input(project, stdin, phase="before_tool"):
+    write_script(project, "mark.sh", "#!/bin/sh\necho ran > ran.txt\n")
+    config = write_settings(project, {"enabled": True, phase: [hook("./mark.sh")]})
+    started = time.monotonic()
+    result = run_cli("run", "--phase", phase, "--config", str(config), stdin=stdin, cwd=project)
+    assert time.monotonic() - started < PROMPT
+    assert not (project / "ran.txt").exists()  # no hook ran
+    return result
+
+
+@pytest.mark.parametrize("stdin, message", BAD_INPUT, ids=[
+    "truncated", "not-json", "arrays-100000-deep", "objects-100000-deep", "300-deep", "invalid-utf8-start",
+    "bad-utf8-inside", "nan", "infinity", "minus-infinity", "1e999", "4301-digits", "utf8-bom"])
+def test_bad_input_is_exit_2_with_one_line(project, stdin, message):
+    result = run_input(project, stdin)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", "magihook: %s\n" % message)
+
+
+@pytest.mark.parametrize("phase, event, message", WRONG_TYPES)
+def test_wrong_type_at_every_level_is_exit_2_with_one_line(project, phase, event, message):
+    result = run_input(project, json.dumps(event).encode(), phase)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", "magihook: %s\n" % message)
+
+
+def test_50_mib_request_from_a_writer_that_never_stops(project):
+    write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
+    process = subprocess.Popen(
+        [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+         str(project / "settings.json")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project)
+    written = []
+
+    def write_forever():
+        chunk = b"x" * (1024 * 1024)
+        try:
+            process.stdin.write(b'{"tool": {"name": "bash"}, "request": {"command": "')
+            while True:  # 50 MiB and counting: the writer only stops when magihook hangs up
+                process.stdin.write(chunk)
+                written.append(len(chunk))
+        except BrokenPipeError:
+            pass
+
+    writer = threading.Thread(target=write_forever)
+    started = time.monotonic()
+    writer.start()
+    stdout, stderr = process.stdout.read(), process.stderr.read()
+    process.wait(PROMPT)
+    writer.join(PROMPT)
+    assert time.monotonic() - started < PROMPT
+    assert (process.returncode, stdout, stderr) == (
+        2, b"", b"magihook: input event is larger than 33554432 bytes\n")
+    assert not writer.is_alive()
+    # magihook stopped reading at the cap (+ what the pipe buffers): it did not drain the writer.
+    assert sum(written) < 34 * 1024 * 1024
+
+
+# --- 4. nothing left behind in the Python API ---------------------------------------------------
+
+def open_descriptors():
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+def children_of_this_process():
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path("/proc", entry, "stat").read_text()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[1] == me:
+                found.append(entry)
+    return found
+
+
+def test_api_leaves_no_descriptor_temp_file_or_child(project, tmp_path, monkeypatch):
+    fresh = tmp_path / "api-tmp"
+    fresh.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(fresh))  # where payload_ref folders are made
+    write_script(project, "bg.sh", "#!/bin/bash\nsleep 1000 &\nexit 0\n")
+    write_script(project, "garbage.sh", "#!/bin/bash\n%s\n%s >&2\n" % (GARBAGE, GARBAGE))
+    write_script(project, "inject.sh", "#!/bin/bash\ncat >/dev/null\n"
+                 "echo '{\"context_items\": [{\"role\": \"user\", \"content\": \"m\"}]}'\n")
+    commands = ["true", "exit 3", "kill -KILL 0", "./bg.sh", "./garbage.sh", "./inject.sh",
+                "head -c 1000000 /dev/zero", "./missing.sh", "cd /"]
+    settings = magihook.settings_from_document({"hooks": {
+        "enabled": True, "show_in_tui": True,
+        "injected_content": {"show_in_transcript": True, "show_in_activity_tree": True},
+        "after_tool": [{"command": c, "payload": "full", "provider_context_injection": True}
+                       for c in commands],
+        "before_tool": [{"command": "sleep 1000", "timeout_seconds": 1, "payload": "full"}]}})
+    session = project / "sessions" / "s.jsonl"
+    before = open_descriptors(), children_of_this_process()
+    for index in range(8):
+        event = after_event(content=SPILLED if index % 2 else "small")
+        event["context"] = {"cwd": str(project if index % 4 else project / "missing")}
+        result = magihook.run_phase(settings, "after_tool", event, session_path=str(session))
+        assert result["verdict"] == "continue"
+    blocked = magihook.run_phase(settings, "before_tool", bash_event(SPILLED), cwd=str(project))
+    assert blocked["events"][1]["payload"]["category"] == "timeout"
+    assert (open_descriptors(), children_of_this_process()) == before
+    assert os.listdir(fresh) == []
