@@ -1384,6 +1384,9 @@ def parse_event(phase: str, document: Mapping[str, Any], cwd: Optional[str] = No
     for key in document:
         if key not in EVENT_KEYS[phase]:
             raise InputError("%s: unknown key for phase %s" % (json_path([key]), phase))
+    if document.get("phase", phase) != phase:
+        # A stream line names its own phase; elsewhere a "phase" key must agree with --phase.
+        raise InputError("$.phase: does not match the phase being run (%s)" % phase)
     context = _parse_context(document.get("context"), cwd)
     if phase in MESSAGE_PHASES:
         return _message_event(phase, document, context)

@@ -482,6 +482,8 @@ def test_lifecycle_records_are_exactly_the_allowlist(project):
                                                      "got a string"),
     (b'{"tool": {"name": "bash"}, "request": {}, "extra": 1}',
      "$.extra: unknown key for phase before_tool"),
+    (b'{"tool": {"name": "bash"}, "request": {}, "phase": "after_tool"}',
+     "$.phase: does not match the phase being run (before_tool)"),
     (b'{"tool": {"name": "bash"}, "request": {}, "context": {"subagent": "yes"}}',
      "$.context.subagent: expected a boolean, got a string"),
 ])
