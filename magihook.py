@@ -1195,6 +1195,53 @@ def _hook_document(hook: HookDefinition) -> Dict[str, Any]:
     return document
 
 
+class SettingsWatcher:
+    """The settings in force for a long-lived caller (`run --stream`), re-read only on change.
+
+    Each `current()` call runs discovery again (a few stat calls, so a settings file created,
+    removed or shadowed mid-stream takes effect on the next event) and stats the file in force;
+    the file is read and validated again only when its identity (path, device, inode, size,
+    mtime, ctime) changed.  While the file in force is invalid, every call raises the same
+    SettingsError, until the file changes again.
+    """
+
+    def __init__(self, path: Optional[str] = None, *, env: Optional[Mapping[str, str]] = None,
+                 cwd: Optional[str] = None, engine: str = "builtin") -> None:
+        self._explicit = path
+        self._env = os.environ if env is None else env
+        self._cwd = os.getcwd() if cwd is None else cwd
+        self._engine = engine
+        self._identity: Optional[tuple] = None
+        self._loaded: Any = None  # the Settings, or the SettingsError message, of that identity
+
+    def current(self) -> Settings:
+        path, found_by = discover_settings(self._explicit, self._env, self._cwd)
+        identity = (path, found_by, _file_identity(path))
+        if self._loaded is None or identity != self._identity:
+            try:
+                self._loaded = Settings() if path is None else settings_from_document(
+                    read_settings_document(path), path, found_by, self._engine)
+            except SettingsError as exc:
+                self._loaded = str(exc)
+            self._identity = identity
+        if isinstance(self._loaded, str):
+            # A new exception each time: re-raising one instance would grow its traceback.
+            raise SettingsError(self._loaded)
+        return self._loaded
+
+
+def _file_identity(path: Optional[str]) -> Optional[Tuple[int, ...]]:
+    # mtime alone misses an in-place rewrite within the clock tick; size and ctime narrow that,
+    # inode and device catch the editors' write-new-then-rename.
+    if path is None:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
 # =================================================================================================
 # 5. Matching
 # =================================================================================================
@@ -2398,6 +2445,7 @@ class Output:
     def __init__(self, stdout: Any = None, stderr: Any = None) -> None:
         self.stdout = stdout if stdout is not None else sys.stdout.buffer
         self.stderr = stderr if stderr is not None else sys.stderr.buffer
+        self.reader_gone = False  # stdout's reader closed its end: a --stream stops
 
     def json(self, value: Any) -> None:
         self._write(self.stdout, dump_json(value) + b"\n")
@@ -2408,12 +2456,12 @@ class Output:
     def error(self, line: str) -> None:
         self._write(self.stderr, line.encode("utf-8", "replace") + b"\n")
 
-    @staticmethod
-    def _write(stream: Any, data: bytes) -> None:
+    def _write(self, stream: Any, data: bytes) -> None:
         try:
             stream.write(data)
             stream.flush()
         except BrokenPipeError:
+            self.reader_gone = self.reader_gone or stream is self.stdout
             # The reader went away: say nothing more, and keep the interpreter's final flush
             # from printing a traceback about it.
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -2422,6 +2470,8 @@ class Output:
 
 
 def cli_run(options: Mapping[str, Any], out: Output) -> int:
+    if options.get("--stream"):
+        return cli_run_stream(options, out)
     phase = options.get("--phase")
     if phase is None:
         raise UsageError("run needs --phase PHASE")
@@ -2432,6 +2482,74 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
     result = run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"))
     out.json(result)
     return exit_code_for(result)
+
+
+def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
+    """`run --stream`: one NDJSON event a line in, one result (or `{"error"}`) line out each.
+
+    Every line goes through the same steps as `run` (settings, decode_event, run_phase); a bad
+    line, or a settings file that became invalid, gives one error line and the stream goes on.
+    The stream ends at end of input (exit 0) or when the reader of stdout goes away.
+    """
+    for other in ("--phase", "--explain"):
+        if other in options:
+            raise UsageError("--stream cannot be combined with %s (each line names its phase)"
+                             % other)
+    watcher = SettingsWatcher(options.get("--config"))
+    session_path = options.get("--session")
+    for line in stream_lines(sys.stdin.buffer):
+        if not line.strip(b" \t\r"):
+            continue
+        try:
+            settings = watcher.current()
+            document = decode_event(line)
+            result = run_phase(settings, stream_phase(document), document,
+                               session_path=session_path)
+        except Interrupted:
+            raise
+        except MagihookError as exc:
+            out.json({"error": error_text(exc)})
+        else:
+            out.json(result)
+        if out.reader_gone:
+            break
+    return 0
+
+
+def stream_lines(stream: Any) -> Iterator[bytes]:
+    """Lines of a binary stream without their newline, as they arrive.
+
+    A line is read up to EVENT_MAX_BYTES + 1 bytes: longer, it is yielded cut there (so
+    decode_event rejects it for its size) and the rest of it is skipped.
+    """
+    while True:
+        line = stream.readline(EVENT_MAX_BYTES + 1)
+        if not line:
+            return
+        if line.endswith(b"\n"):
+            line = line[:-1]
+        elif len(line) > EVENT_MAX_BYTES:
+            while True:
+                rest = stream.readline(READ_CHUNK)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield line
+
+
+def stream_phase(document: Mapping[str, Any]) -> str:
+    """The `"phase"` field that a --stream event carries (run_phase accepts the key itself)."""
+    if "phase" not in document:
+        raise InputError("$.phase: missing (each --stream event names its phase: %s)"
+                         % ", ".join(PHASES))
+    phase = document["phase"]
+    if not isinstance(phase, str) or phase not in PHASES:
+        raise InputError("$.phase: expected one of %s" % ", ".join(PHASES))
+    return phase
+
+
+def error_text(exc: MagihookError) -> str:
+    """The sanitized text of an error: the exit-2 stderr line and a --stream error line."""
+    return sanitize_message(str(exc), 500)
 
 
 def cli_validate(options: Mapping[str, Any], out: Output) -> int:
@@ -2504,7 +2622,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         out.error("magihook: interrupted by %s; hook processes were ended" % exc)
         return 128 + _signal_number(str(exc))
     except MagihookError as exc:
-        out.error("magihook: %s" % sanitize_message(str(exc), 500))
+        out.error("magihook: %s" % error_text(exc))
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the boundary: a bug, reported without a traceback
         out.error("magihook: internal error (%s); please report it" % type(exc).__name__)
@@ -2517,21 +2635,25 @@ def _terminate_on_signals() -> Callable[[], None]:
     """SIGTERM and SIGINT raise Interrupted, so the runner's cleanup kills the hook's group and
     removes payload_ref files before magihook exits.  Returns a function restoring the old
     handlers (main() may be called from a host program)."""
-    import signal
+    # The C module: `import signal` builds its enums, ~0.5 ms of every call's start-up; it is
+    # imported only when a signal actually arrives.
+    import _signal
 
     def interrupt(signum: int, frame: Any) -> None:
+        import signal
+
         raise Interrupted(signal.Signals(signum).name)
 
     previous = {}
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in (_signal.SIGTERM, _signal.SIGINT):
         try:
-            previous[signum] = signal.signal(signum, interrupt)
+            previous[signum] = _signal.signal(signum, interrupt)
         except ValueError:  # not the main thread: leave the host's handlers alone
             pass
 
     def restore() -> None:
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            _signal.signal(signum, handler)
 
     return restore
 
