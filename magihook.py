@@ -1057,8 +1057,9 @@ def read_settings_document(path: str) -> Dict[str, Any]:
 
 
 def _parse_settings_json(path: str, raw: bytes) -> Any:
+    # The BOM is skipped by hand, as utf-8-sig would: that codec is a module import per call.
     try:
-        text = raw.decode("utf-8-sig")
+        text = (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsError("%s: not valid UTF-8 at byte %d" % (path, exc.start)) from None
     try:
