@@ -126,6 +126,9 @@ class Sandbox:
         os.chmod(self.launcher, 0o755)
         self.env = {key: value for key, value in os.environ.items() if key != "MAGIHOOK_CONFIG"}
         self.env.update(HOME=self.home, PYTHONPATH=self.lib)
+        # Hooks that the Python API figures start in this process inherit its environment.
+        os.environ.pop("MAGIHOOK_CONFIG", None)
+        os.environ["HOME"] = self.home
 
     def settings(self, name: str, hooks: Dict[str, Any]) -> str:
         path = os.path.join(self.root, name)
@@ -163,6 +166,17 @@ class Sandbox:
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def load_module(path: str) -> Any:
+    """The module under test, imported into this process (for the Python API figures)."""
+    name = "magihook_under_bench"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses looks its module up there
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def result_of(done: subprocess.CompletedProcess) -> Dict[str, Any]:
@@ -297,10 +311,37 @@ def bench_stream(box: Sandbox, repeat: int, events: int) -> List[Row]:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         return time.perf_counter() - started
 
-    samples = interleaved({"baseline": one_spawn, "event": one_event}, repeat)
+    # The same pipeline called in this process: what the stream's extra process hop costs.
+    module = load_module(box.module)
+    settings = module.settings_from_document(
+        {"hooks": {"enabled": True, "before_tool": [{"command": "true"}]}})
+    document = dict(BASH_EVENT, context=dict(BASH_EVENT["context"], cwd=box.project))
+
+    def in_process() -> float:
+        started = time.perf_counter()
+        result = module.run_phase(settings, "before_tool", document)
+        elapsed = time.perf_counter() - started
+        assert statuses(result) == ["started", "success"], result
+        return elapsed
+
+    payload = json.dumps({"schema": "magi-code.tool_hook", "pad": "x" * 600}).encode()
+
+    def one_piped_spawn() -> float:
+        started = time.perf_counter()
+        subprocess.run(BASH + ["true"], cwd=box.project, env=box.env, input=payload,
+                       capture_output=True, check=True)
+        return time.perf_counter() - started
+
+    samples = interleaved({"baseline": one_spawn, "event": one_event, "api": in_process,
+                           "piped": one_piped_spawn}, repeat)
     hooked.close()
     rows = [ratio_row("3 --stream: per event, one `true` hook", samples["event"],
-                      samples["baseline"], 1.05, "baseline: one `bash -lc true` spawn from Python")]
+                      samples["baseline"], 1.05, "baseline: one `bash -lc true` spawn from Python"),
+            info_row("3 --stream: per event, vs a spawn with stdin piped, output captured",
+                     samples["event"], samples["piped"], "baseline: subprocess.run(input=payload, "
+                     "capture_output=True)"),
+            info_row("3 run_phase() in-process, one `true` hook", samples["api"],
+                     samples["baseline"], "the stream's pipeline without its process hop")]
 
     inert = StreamProcess(box)
     json.loads(inert.ask(line))  # started and answering: start-up is not part of the rate
@@ -449,11 +490,7 @@ def _hook_stdin(box: Sandbox, config: str, event: bytes) -> bytes:
 # --- 5. scanning ---------------------------------------------------------------------------------
 
 def bench_scan(module_path: str, quick: bool) -> List[Row]:
-    spec = importlib.util.spec_from_file_location("magihook_under_bench", module_path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses looks its module up there
-    spec.loader.exec_module(module)
-    redact = module.redact_credentials
+    redact = load_module(module_path).redact_credentials
     size = MIB // 2 if quick else 2 * MIB
     rows = []
     for kind in list(corpus.KINDS) + ["mixed"]:
