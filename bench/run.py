@@ -5,8 +5,9 @@
 
 Every process figure is a ratio against a baseline measured in this same process, interleaved
 with the candidate (baseline and candidate alternate run by run, in alternating order), under an
-identical environment; the table shows medians.  Absolute numbers on a busy machine are noisy,
-ratios much less.  The environment of every run:
+identical environment.  The table shows the median time of each, and as the ratio the median of
+the run-by-run ratios.  Absolute numbers on a busy machine are noisy, ratios much less.  The
+environment of every run:
 
 - the interpreter is this one (`sys.executable`), never a shim;
 - the magihook module under test (`--module`, default: the repository's) is copied into a temporary
@@ -90,16 +91,22 @@ def interleaved(runs: Dict[str, Callable[[], float]], repeat: int) -> Dict[str, 
     return samples
 
 
+def paired_ratio(samples: Sequence[float], baseline: Sequence[float]) -> float:
+    """The median of run-by-run ratios: each candidate run against the baseline run next to it,
+    so a load that comes and goes during the bench cancels out instead of landing on one side."""
+    return statistics.median(each / base for each, base in zip(samples, baseline))
+
+
 def ratio_row(item: str, samples: Sequence[float], baseline: Sequence[float], limit: float,
               note: str = "") -> Row:
-    figure, base = statistics.median(samples), statistics.median(baseline)
-    ratio = figure / base
-    return Row(item, ms(figure), ms(base), ratio, "≤ %.2f×" % limit, ratio <= limit, note)
+    ratio = paired_ratio(samples, baseline)
+    return Row(item, ms(statistics.median(samples)), ms(statistics.median(baseline)), ratio,
+               "≤ %.2f×" % limit, ratio <= limit, note)
 
 
 def info_row(item: str, samples: Sequence[float], baseline: Sequence[float], note: str = "") -> Row:
-    figure, base = statistics.median(samples), statistics.median(baseline)
-    return Row(item, ms(figure), ms(base), figure / base, "(report)", None, note)
+    return Row(item, ms(statistics.median(samples)), ms(statistics.median(baseline)),
+               paired_ratio(samples, baseline), "(report)", None, note)
 
 
 def ms(seconds: float) -> str:
@@ -592,8 +599,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             rows += bench_scan(box.module, args.quick)
     finally:
         box.close()
-    print("repetitions: %d per process figure (interleaved), medians; load average after: %s"
-          % (repeat, _load()))
+    print("repetitions: %d per process figure (interleaved), medians; ratio: median of run-by-run "
+          "ratios; load average after: %s" % (repeat, _load()))
     print()
     print_table(rows)
     for line in notes:
