@@ -2636,17 +2636,16 @@ def _terminate_on_signals() -> Callable[[], None]:
     """SIGTERM and SIGINT raise Interrupted, so the runner's cleanup kills the hook's group and
     removes payload_ref files before magihook exits.  Returns a function restoring the old
     handlers (main() may be called from a host program)."""
-    # The C module: `import signal` builds its enums, ~0.5 ms of every call's start-up; it is
-    # imported only when a signal actually arrives.
+    # The C module: `import signal` builds its enums, ~0.5 ms of every call's start-up.
     import _signal
 
-    def interrupt(signum: int, frame: Any) -> None:
-        import signal
+    names = {_signal.SIGTERM: "SIGTERM", _signal.SIGINT: "SIGINT"}
 
-        raise Interrupted(signal.Signals(signum).name)
+    def interrupt(signum: int, frame: Any) -> None:
+        raise Interrupted(names[signum])
 
     previous = {}
-    for signum in (_signal.SIGTERM, _signal.SIGINT):
+    for signum in names:
         try:
             previous[signum] = _signal.signal(signum, interrupt)
         except ValueError:  # not the main thread: leave the host's handlers alone

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
+import time
 from typing import Any, Dict, Optional
 
 import pytest
@@ -248,3 +250,39 @@ def test_stream_lines_cuts_an_overlong_line_and_skips_its_rest(tmp_path):
         lines = list(magihook.stream_lines(handle))
     assert [len(line) for line in lines] == [magihook.EVENT_MAX_BYTES + 1, 4, 4]
     assert lines[1:] == [b"next", b"last"]
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_ends_the_stream_and_the_running_hooks_group(project, streams, signum, code):
+    write_script(project, "slow.sh", "#!/bin/sh\nsleep 30 &\necho $! > sleep.pid\nwait\n")
+    config = write_settings(project, hooks_with("slow", "./slow.sh"))
+    stream = streams("--config", str(config), cwd=project)
+    assert stream.send(json.dumps(dict(bash_event(), phase="after_assistant")).encode()) == {
+        "error": "$.tool: unknown key for phase after_assistant"}
+    stream.write(json.dumps(dict(bash_event(), phase="before_tool")).encode())
+    pid_file = project / "sleep.pid"
+    deadline = time.monotonic() + ANSWER_SECONDS
+    while not (pid_file.exists() and pid_file.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, "the hook never started"
+        time.sleep(0.01)
+    os.kill(stream.process.pid, signum)
+    done = stream.finish()
+    assert (done.returncode, done.stdout) == (code, b"")
+    assert done.stderr.decode() == "magihook: interrupted by %s; hook processes were ended\n" % (
+        signal.Signals(signum).name)
+    # The hook's background child was killed with its group (reaping it is init's business).
+    assert dies(int(pid_file.read_text())), "the hook's grandchild outlived magihook"
+
+
+def dies(pid: int) -> bool:
+    """Whether the process is dead (gone, or a zombie) within the answer time."""
+    deadline = time.monotonic() + ANSWER_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid) as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.01)
+    return False
