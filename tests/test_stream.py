@@ -271,7 +271,10 @@ def test_a_signal_ends_the_stream_and_the_running_hooks_group(project, streams, 
     assert done.stderr.decode() == "magihook: interrupted by %s; hook processes were ended\n" % (
         signal.Signals(signum).name)
     # The hook's background child was killed with its group (reaping it is init's business).
-    assert dies(int(pid_file.read_text())), "the hook's grandchild outlived magihook"
+    sleeper = int(pid_file.read_text())
+    if not dies(sleeper):
+        os.kill(sleeper, signal.SIGKILL)  # leave nothing behind, then fail
+        pytest.fail("the hook's grandchild outlived magihook")
 
 
 def dies(pid: int) -> bool:
