@@ -1072,8 +1072,9 @@ def read_settings_document(path: str) -> Dict[str, Any]:
 
 
 def _parse_settings_json(path: str, raw: bytes) -> Any:
+    # The BOM is skipped by hand, as utf-8-sig would: that codec is a module import per call.
     try:
-        text = raw.decode("utf-8-sig")
+        text = (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsError("%s: not valid UTF-8 at byte %d" % (path, exc.start)) from None
     try:
@@ -1216,6 +1217,53 @@ def _hook_document(hook: HookDefinition) -> Dict[str, Any]:
     document["exclude_tools"] = list(hook.exclude_tools)
     document["dialect"] = hook.dialect
     return document
+
+
+class SettingsWatcher:
+    """The settings in force for a long-lived caller (`run --stream`), re-read only on change.
+
+    Each `current()` call runs discovery again (a few stat calls, so a settings file created,
+    removed or shadowed mid-stream takes effect on the next event) and stats the file in force;
+    the file is read and validated again only when its identity (path, device, inode, size,
+    mtime, ctime) changed.  While the file in force is invalid, every call raises the same
+    SettingsError, until the file changes again.
+    """
+
+    def __init__(self, path: Optional[str] = None, *, env: Optional[Mapping[str, str]] = None,
+                 cwd: Optional[str] = None, engine: str = "builtin") -> None:
+        self._explicit = path
+        self._env = os.environ if env is None else env
+        self._cwd = os.getcwd() if cwd is None else cwd
+        self._engine = engine
+        self._identity: Optional[tuple] = None
+        self._loaded: Any = None  # the Settings, or the SettingsError message, of that identity
+
+    def current(self) -> Settings:
+        path, found_by = discover_settings(self._explicit, self._env, self._cwd)
+        identity = (path, found_by, _file_identity(path))
+        if self._loaded is None or identity != self._identity:
+            try:
+                self._loaded = Settings() if path is None else settings_from_document(
+                    read_settings_document(path), path, found_by, self._engine)
+            except SettingsError as exc:
+                self._loaded = str(exc)
+            self._identity = identity
+        if isinstance(self._loaded, str):
+            # A new exception each time: re-raising one instance would grow its traceback.
+            raise SettingsError(self._loaded)
+        return self._loaded
+
+
+def _file_identity(path: Optional[str]) -> Optional[Tuple[int, ...]]:
+    # mtime alone misses an in-place rewrite within the clock tick; size and ctime narrow that,
+    # inode and device catch the editors' write-new-then-rename.
+    if path is None:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 # =================================================================================================
@@ -4511,6 +4559,7 @@ class Output:
     def __init__(self, stdout: Any = None, stderr: Any = None) -> None:
         self.stdout = stdout if stdout is not None else _standard_stream(sys.stdout)
         self.stderr = stderr if stderr is not None else _standard_stream(sys.stderr)
+        self.reader_gone = False  # stdout's reader closed its end: a --stream stops
 
     def json(self, value: Any) -> None:
         self._write(self.stdout, dump_json(value) + b"\n")
@@ -4530,6 +4579,7 @@ class Output:
             stream.write(data)
             stream.flush()
         except OSError as exc:
+            self.reader_gone = self.reader_gone or stream is self.stdout
             # The reader went away (EPIPE), or the descriptor is unusable (closed or read-only
             # when we started, a full disk): write nothing more there, and keep the
             # interpreter's final flush from printing a traceback about it.
@@ -4589,6 +4639,8 @@ def read_event_input(stream: Any) -> bytes:
 
 
 def cli_run(options: Mapping[str, Any], out: Output) -> int:
+    if options.get("--stream"):
+        return cli_run_stream(options, out)
     phase = _phase_option(options)
     if options.get("--explain"):
         return cli_explain(phase, options, out)
@@ -4639,6 +4691,77 @@ def cli_replay(options: Mapping[str, Any], out: Output) -> int:
         out.text(line)
     out.text(replay_summary(replay))
     return 0
+
+
+def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
+    """`run --stream`: one NDJSON event a line in, one result (or `{"error"}`) line out each.
+
+    Every line goes through the same steps as `run` (settings, decode_event, run_phase); a bad
+    line, or a settings file that became invalid, gives one error line and the stream goes on.
+    The stream ends at end of input (exit 0) or when the reader of stdout goes away.
+    """
+    for other in ("--phase", "--explain"):
+        if other in options:
+            raise UsageError("--stream cannot be combined with %s (each line names its phase)"
+                             % other)
+    watcher = SettingsWatcher(options.get("--config"))
+    session_path = options.get("--session")
+    if sys.stdin is None:  # started with stdin closed: an empty stream
+        return 0
+    _make_blocking(sys.stdin)
+    for line in stream_lines(sys.stdin.buffer):
+        if not line.strip(b" \t\r"):
+            continue
+        try:
+            settings = watcher.current()
+            document = decode_event(line)
+            result = run_phase(settings, stream_phase(document), document,
+                               session_path=session_path)
+        except Interrupted:
+            raise
+        except MagihookError as exc:
+            out.json({"error": error_text(exc)})
+        else:
+            out.json(result)
+        if out.reader_gone:
+            break
+    return 0
+
+
+def stream_lines(stream: Any) -> Iterator[bytes]:
+    """Lines of a binary stream without their newline, as they arrive.
+
+    A line is read up to EVENT_MAX_BYTES + 1 bytes: longer, it is yielded cut there (so
+    decode_event rejects it for its size) and the rest of it is skipped.
+    """
+    while True:
+        line = stream.readline(EVENT_MAX_BYTES + 1)
+        if not line:
+            return
+        if line.endswith(b"\n"):
+            line = line[:-1]
+        elif len(line) > EVENT_MAX_BYTES:
+            while True:
+                rest = stream.readline(READ_CHUNK)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield line
+
+
+def stream_phase(document: Mapping[str, Any]) -> str:
+    """The `"phase"` field that a --stream event carries (run_phase accepts the key itself)."""
+    if "phase" not in document:
+        raise InputError("$.phase: missing (each --stream event names its phase: %s)"
+                         % ", ".join(PHASES))
+    phase = document["phase"]
+    if not isinstance(phase, str) or phase not in PHASES:
+        raise InputError("$.phase: expected one of %s" % ", ".join(PHASES))
+    return phase
+
+
+def error_text(exc: MagihookError) -> str:
+    """The sanitized text of an error: the exit-2 stderr line and a --stream error line."""
+    return sanitize_message(str(exc), 500)
 
 
 def cli_validate(options: Mapping[str, Any], out: Output) -> int:
@@ -4749,7 +4872,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         out.error("magihook: interrupted by %s; hook processes were ended" % exc)
         return 128 + _signal_number(str(exc))
     except MagihookError as exc:
-        out.error("magihook: %s" % sanitize_message(str(exc), 500))
+        out.error("magihook: %s" % error_text(exc))
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the boundary: a bug, reported without a traceback
         out.error("magihook: internal error (%s); please report it" % type(exc).__name__)
@@ -4764,34 +4887,37 @@ def _terminate_on_signals() -> Callable[[], None]:
     `&` in a script) stays ignored.  SIGCHLD gets its default action back: inherited as ignored,
     it would let the kernel reap a hook before magihook reads its exit status.  Returns a
     function restoring the old handlers (main() may be called from a host program)."""
-    import signal
+    # The C module: `import signal` builds its enums, ~0.5 ms of every call's start-up.
+    import _signal
+
+    names = {getattr(_signal, name): name for name in INTERRUPT_SIGNALS}
 
     def interrupt(signum: int, frame: Any) -> None:
-        raise Interrupted(signal.Signals(signum).name)
+        raise Interrupted(names[signum])
 
-    wanted = [(getattr(signal, name), interrupt) for name in INTERRUPT_SIGNALS]
-    wanted.append((signal.SIGCHLD, signal.SIG_DFL))
+    wanted = [(signum, interrupt) for signum in names]
+    wanted.append((_signal.SIGCHLD, _signal.SIG_DFL))
     previous = {}
     for signum, handler in wanted:
-        current = signal.getsignal(signum)
-        if current is None or (handler is interrupt and current == signal.SIG_IGN):
+        current = _signal.getsignal(signum)
+        if current is None or (handler is interrupt and current == _signal.SIG_IGN):
             continue  # None: a handler installed outside Python, which could not be put back
         try:
-            previous[signum] = signal.signal(signum, handler)
+            previous[signum] = _signal.signal(signum, handler)
         except ValueError:  # not the main thread: leave the host's handlers alone
             pass
 
     def restore() -> None:
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            _signal.signal(signum, handler)
 
     return restore
 
 
 def _signal_number(name: str) -> int:
-    import signal
+    import _signal
 
-    return int(getattr(signal, name, signal.SIGTERM))
+    return int(getattr(_signal, name, _signal.SIGTERM))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,81 @@
+"""The `run` hot path stays lean: what an inert or one-hook call imports, and nothing more.
+
+An agent pays magihook's start-up on every tool call, twice; bench/run.py measures it.  These
+tests pin the part that does not need a clock: modules that a call does not use are not
+imported (python -X importtime lists every import, even of modules already in sys.modules'
+builtin set, so a lazy import that slips to module level shows up here).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import MAGIHOOK, bash_event, run_cli, write_settings
+
+# Used only off the `run` path (validate, config --format toml, payload_ref spills, error
+# messages, replay...), each costs a run its import time.
+NOT_ON_RUN_PATH = {
+    "argparse", "jsonschema", "tomllib", "tomli", "tomli_w", "hashlib", "tempfile", "difflib",
+    "numbers", "fcntl", "signal", "encodings.utf_8_sig",
+}
+# Only a run that starts a hook process needs these.
+HOOK_ONLY = {"subprocess", "selectors", "errno"}
+
+
+def imported(argv, event=None, cwd=None) -> set:
+    done = subprocess.run([sys.executable, "-X", "importtime", *argv],
+                          input=json.dumps(event or bash_event()).encode(), capture_output=True,
+                          cwd=cwd, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
+            if line.startswith("import time:")}
+
+
+def imported_modules(*args: str, baseline: str, cwd=None) -> set:
+    """What a magihook call imports beyond what `python -c baseline` imports (site included)."""
+    run = imported([str(MAGIHOOK), *args], cwd=cwd)
+    assert {"json", "magihook"} & run  # the listing is read at all
+    return run - imported(["-c", baseline], cwd=cwd)
+
+
+@pytest.mark.parametrize("hooks", [
+    None,
+    {"enabled": False, "before_tool": [{"command": "true"}]},
+    {"enabled": True, "before_tool": [{"command": "true", "include_tools": ["read"]}]},
+], ids=["no-settings", "disabled", "no-matching-hook"])
+def test_an_inert_run_imports_nothing_it_does_not_use(project, hooks):
+    args = ["run", "--phase", "before_tool"]
+    if hooks is not None:
+        args += ["--config", str(write_settings(project, hooks))]
+    modules = imported_modules(*args, baseline="import json, sys; json.load(sys.stdin)",
+                               cwd=project)
+    assert modules & (NOT_ON_RUN_PATH | HOOK_ONLY) == set()
+
+
+def test_a_run_with_one_hook_imports_only_what_running_it_needs(project):
+    config = write_settings(project, {"enabled": True, "before_tool": [{"command": "true"}]})
+    modules = imported_modules("run", "--phase", "before_tool", "--config", str(config),
+                               baseline="import json, subprocess, sys; json.load(sys.stdin)",
+                               cwd=project)
+    assert modules & NOT_ON_RUN_PATH == set()
+
+
+def test_settings_with_a_byte_order_mark_are_read(project):
+    path = project / "settings.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"hooks": {"enabled": False}}).encode())
+    result = run_cli("run", "--phase", "before_tool", "--config", str(path), event=bash_event(),
+                     cwd=project)
+    assert (result.returncode, result.json["verdict"]) == (0, "continue")
+
+
+@pytest.mark.parametrize("prefix", [b"", b"\xef\xbb\xbf"], ids=["plain", "after-bom"])
+def test_invalid_utf8_settings_name_the_byte_after_any_bom(project, prefix):
+    path = project / "settings.json"
+    path.write_bytes(prefix + b'{"hooks": "\xff"}')
+    result = run_cli("run", "--phase", "before_tool", "--config", str(path), event=bash_event(),
+                     cwd=project)
+    assert result.returncode == 2
+    assert result.stderr == "magihook: %s: not valid UTF-8 at byte 11\n" % path
