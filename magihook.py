@@ -35,9 +35,13 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypedDict
+
+# Annotations are for type checkers only (`from __future__ import annotations` keeps them as
+# strings): importing typing costs 3-10 ms of every call's start-up where site does not already.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypedDict
 
 __version__ = "0.1.0"
 __all__ = [
@@ -47,7 +51,6 @@ __all__ = [
     "UsageError",
     "Settings",
     "HookDefinition",
-    "PhaseResult",
     "SessionFile",
     "load_settings",
     "settings_from_document",
@@ -59,6 +62,67 @@ __all__ = [
 # =================================================================================================
 # 1. Constants and defaults
 # =================================================================================================
+
+class FrozenInstanceError(AttributeError):
+    """Assignment to a field of a frozen record."""
+
+
+def record(cls: Any = None, *, frozen: bool = False) -> Any:
+    """A small stand-in for `dataclasses.dataclass`: `__init__`, `__repr__`, `__eq__` (and,
+    frozen, read-only fields and `__hash__`) from the class annotations, defaults from the class
+    body.  Importing dataclasses and generating its methods costs ~7 ms of every call's start-up.
+    """
+    def wrap(cls: Any) -> Any:
+        names = tuple(cls.__dict__.get("__annotations__", {}))
+        defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
+
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            if len(args) > len(names):
+                raise TypeError("%s takes at most %d arguments" % (cls.__name__, len(names)))
+            values = dict(defaults)
+            values.update(zip(names, args))
+            for key, value in kwargs.items():
+                if key not in names:
+                    raise TypeError("%s got an unexpected keyword %r" % (cls.__name__, key))
+                values[key] = value
+            for name in names:
+                if name not in values:
+                    raise TypeError("%s missing argument %r" % (cls.__name__, name))
+                object.__setattr__(self, name, values[name])
+
+        def __repr__(self: Any) -> str:
+            return "%s(%s)" % (type(self).__name__, ", ".join(
+                "%s=%r" % (name, getattr(self, name)) for name in names))
+
+        def __eq__(self: Any, other: Any) -> Any:
+            if other.__class__ is not self.__class__:
+                return NotImplemented
+            return all(getattr(self, name) == getattr(other, name) for name in names)
+
+        cls.__init__, cls.__repr__, cls.__eq__ = __init__, __repr__, __eq__
+        cls.__record_fields__ = names
+        if frozen:
+            def __setattr__(self: Any, name: str, value: Any) -> None:
+                raise FrozenInstanceError("cannot assign to field %r" % name)
+
+            def __delattr__(self: Any, name: str) -> None:
+                raise FrozenInstanceError("cannot delete field %r" % name)
+
+            cls.__setattr__, cls.__delattr__ = __setattr__, __delattr__
+            cls.__hash__ = lambda self: hash(tuple(getattr(self, name) for name in names))
+        else:
+            cls.__hash__ = None
+        return cls
+
+    return wrap if cls is None else wrap(cls)
+
+
+def replace_fields(instance: Any, **changes: Any) -> Any:
+    """A copy of a record with some fields changed (`dataclasses.replace`)."""
+    values = {name: getattr(instance, name) for name in type(instance).__record_fields__}
+    values.update(changes)
+    return type(instance)(**values)
+
 
 PHASES = ("before_tool", "after_tool", "after_assistant", "after_reasoning")
 TOOL_PHASES = ("before_tool", "after_tool")
@@ -554,7 +618,8 @@ _ANNOTATION_KEYWORDS = frozenset(
     ["$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples"]
 )
 
-SchemaProblem = Tuple[str, str]  # (json_path, message)
+if TYPE_CHECKING:
+    SchemaProblem = Tuple[str, str]  # (json_path, message)
 
 
 def schema_error(document: object, engine: str = "builtin") -> Optional[SchemaProblem]:
@@ -773,7 +838,8 @@ def json_path(path: Sequence[Any]) -> str:
 # iteration order; _relevance() is jsonschema.exceptions.relevance and max() is best_match()
 # (our schema has no anyOf/oneOf, so no error has a context to descend into).
 
-RawError = Tuple[Tuple[Any, ...], str, Dict[str, Any], Any]  # (path, keyword, fragment, instance)
+if TYPE_CHECKING:
+    RawError = Tuple[Tuple[Any, ...], str, Dict[str, Any], Any]  # (path, keyword, fragment, instance)
 
 
 def _builtin_error(document: object) -> Optional[SchemaProblem]:
@@ -965,7 +1031,7 @@ _KEYWORD_CHECKS = {
 # 4. Settings: loading
 # =================================================================================================
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HookDefinition:
     """One hook with every inherited value filled in."""
 
@@ -989,14 +1055,14 @@ class HookDefinition:
         return self.provider_context_injection and self.phase in AFTER_PHASES
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InjectedContentDisplay:
     show_in_transcript: bool = False
     show_in_activity_tree: bool = False
     style: str = "content"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """Validated settings.  `Settings()` is the inert default: no file, hooks disabled."""
 
@@ -1310,7 +1376,7 @@ def matching_hooks(settings: Settings, phase: str, tool: str) -> List[HookDefini
 # 6. Input events
 # =================================================================================================
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolEvent:
     """One validated input event: a tool call (before/after) or a message (after_*)."""
 
@@ -2315,7 +2381,7 @@ def payload_envelope(
     return envelope
 
 
-@dataclass
+@record
 class PreparedPayload:
     """Hook stdin bytes, and the payload_ref folder to remove once the hook has ended."""
 
@@ -2479,7 +2545,7 @@ def _command_words(command: str) -> List[str]:
 # 10. Process runner
 # =================================================================================================
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HookOutcome:
     """How one hook process ended.  `category` is None on success."""
 
@@ -2823,7 +2889,7 @@ INJECTION_STATUSES = (
 JSON_WHITESPACE = " \t\n\r"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Injection:
     """The validated outcome of one injecting hook: an audit status and its accepted items."""
 
@@ -3168,7 +3234,8 @@ def row_lines(row: Mapping[str, Any], depth: int, colour: bool) -> List[str]:
     return lines
 
 
-ToolKey = Tuple[Optional[str], str]
+if TYPE_CHECKING:
+    ToolKey = Tuple[Optional[str], str]
 
 
 class RowTree:
@@ -3239,7 +3306,7 @@ class LiveRows:
 
 # --- replay: rows from a session file -----------------------------------------------------------
 
-@dataclass
+@record
 class Replay:
     """The rows of one session file, and how many lines of it were used or skipped."""
 
@@ -3481,19 +3548,20 @@ def _explain_hook_lines(phase: str, hook: Mapping[str, Any]) -> List[str]:
 # The API a vendoring agent uses is load_settings() (section 4) and run_phase(); SessionFile
 # (section 12) lets it write its own records into the same file under the same lock.
 
-class PhaseResult(TypedDict):
-    """One phase's result (DESIGN.md "The result"): what run_phase returns and the CLI prints."""
+if TYPE_CHECKING:
+    class PhaseResult(TypedDict):
+        """One phase's result (DESIGN.md "The result"): what run_phase returns and the CLI prints."""
 
-    schema: str
-    schema_version: int
-    phase: str
-    tool: Dict[str, Optional[str]]
-    verdict: str
-    tool_result: Optional[Mapping[str, Any]]
-    context_items: List[Dict[str, str]]
-    events: List[Dict[str, Any]]
-    warnings: List[str]
-    display: List[Dict[str, Any]]
+        schema: str
+        schema_version: int
+        phase: str
+        tool: Dict[str, Optional[str]]
+        verdict: str
+        tool_result: Optional[Mapping[str, Any]]
+        context_items: List[Dict[str, str]]
+        events: List[Dict[str, Any]]
+        warnings: List[str]
+        display: List[Dict[str, Any]]
 
 
 class PhaseRun:
@@ -3655,11 +3723,9 @@ def _run_one_hook(
     outcome = _execute(hook, event, run.settings)
     answer = read_dialect_answer(hook, event, outcome) if hook.dialect != MAGIHOOK_DIALECT else None
     if answer is not None:
-        import dataclasses
-
         outcome = answer.outcome
         if answer.policy is not None:
-            hook = dataclasses.replace(hook, failure_policy=answer.policy)
+            hook = replace_fields(hook, failure_policy=answer.policy)
     status = "success" if outcome.category is None else "failed"
     run.lifecycle(hook, event, status, outcome)
     for note in answer.notes if answer is not None else ():
@@ -4248,7 +4314,7 @@ def _agent_tool_response(agent: str, event: ToolEvent) -> Any:
     return response
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DialectAnswer:
     """A dialect hook's answer in magihook's terms.
 

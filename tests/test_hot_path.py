@@ -19,7 +19,7 @@ from conftest import MAGIHOOK, bash_event, run_cli, write_settings
 # messages, replay...), each costs a run its import time.
 NOT_ON_RUN_PATH = {
     "argparse", "jsonschema", "tomllib", "tomli", "tomli_w", "hashlib", "tempfile", "difflib",
-    "numbers", "fcntl", "signal", "encodings.utf_8_sig",
+    "numbers", "fcntl", "signal", "encodings.utf_8_sig", "dataclasses", "typing", "inspect",
 }
 # Only a run that starts a hook process needs these.
 HOOK_ONLY = {"subprocess", "selectors", "errno"}
