@@ -1831,21 +1831,18 @@ def _prefixed_spans(text):
 # reach Python.  What follows: the rest of the name, an optional closing
 # quote of a quoted key, a separator (= : => := ; not == or ::), a value.
 _NAME_STEMS = (
-    r"k(?<=tok)en(?!s(?![a-z])|iz)",
+    r"ken(?<=token)(?!s(?![a-z])|iz)",
     # "key" alone (dict keys, "key: value" in YAML) is no credential name:
     # only a key glued to another word (api_key, keyId) goes on.
     r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
-    r"k(?<=cook)ie", r"w(?<=passw)", r"w(?<=pw)d", r"w(?<=jw)t",
-    r"h(?<=passph)rase",
-    r"c(?<=passc)ode",
-    r"_(?=pass(?![a-z]))",        # DB_PASS, smtp_pass
-    r"c(?<=sec)ret",
-    r"cred",
-    r"h(?<=auth)(?!or(?!iz)|ent)",
+    r"kie(?<=cookie)",
+    r"pass(?:w|phrase|code)",
+    r"pass(?<=_pass)(?![a-z])",     # DB_PASS, smtp_pass
+    r"wd(?<=pwd)", r"wt(?<=jwt)",
+    r"cret(?<=secret)", r"cred", r"conn(?:ection)?[_.-]?str",
+    r"uth(?<=auth)(?!or(?!iz)|ent)", r"unt(?<=account)",
     r"bearer",
     r"dsn(?![a-z])",
-    r"c(?<=acc)ount",
-    r"conn(?:ection)?[_.-]?str",
 )
 _UNQUOTED_VALUE = r"[^\s\"'`,;&|<>(){}\[\]\\][^\s\"'`,;&|<>)\]}\\]{0,1023}"
 _SCHEME_WORDS = r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key"
@@ -1873,16 +1870,18 @@ def _tail_lookbehinds():
 
 def _named_re(stems):
     # The name's tail is read once: (?=(...))\1 is an atomic group, so a
-    # rejected tail is not retried at every shorter length.  A lookahead for
-    # the separator comes first, as most stems in text are not names.  Values
-    # that are plainly not secrets never reach Python: $VAR / ${VAR}
+    # rejected tail is not retried at every shorter length.  Cheap checks come
+    # first, as most stems in text are not names: the next character, then a
+    # lookahead for the separator.  The closing quote and separator are atomic
+    # too: no value starts with a space, so giving spaces back never helps.
+    # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
     # references and code like get_password(), os.environ["X"] or, after a
     # spaced "=", self.token.
     return re.compile(r"""
-        (?P<name>(?:%s)(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
+        (?P<name>(?:%s)(?=[a-z0-9_.\\"' \t=:-])(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
         (?=\\?["']?[ \t]{0,4}[=:])%s
-        (?P<close>\\?["'])?
-        (?P<sep>[ \t]{0,4}(?:=>|:=|(?P<assign>=)|:)(?![=:])[ \t]{0,4})
+        (?=(?P<cs>(?P<close>\\?["'])?
+                  (?P<sep>[ \t]{0,4}(?:=>|:=|(?P<assign>=)|:)(?![=:])[ \t]{0,4})))(?P=cs)
         (?!\$|["']\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
         (?:"(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
