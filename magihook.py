@@ -1420,14 +1420,21 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 # Two families of detection, both bounded and linear in the input:
 #   1. "prefixed": provider tokens with a known shape (ghp_..., AKIA...,
 #      sk-..., eyJ...eyJ..., -----BEGIN ... PRIVATE KEY-----), found by one
-#      regex whose branches start with rare LEAD characters (see below), plus
-#      two literal-led regexes (scheme://user:PASS@host, dapi...).
+#      regex per rare LEAD character (see below), plus two literal-led
+#      regexes (scheme://user:PASS@host, dapi...).
 #   2. "named": the VALUE after a credential-shaped name (API_KEY=...,
 #      "password": "...", --token x, Authorization: Bearer x), found on the
 #      lower-cased text from a few stems; the whole name is then judged by
 #      is_credential_key, so names are matched on words, not substrings.
 # Nothing else: no entropy guessing on bare strings, so hashes, UUIDs,
 # digests and integrity strings survive byte-for-byte.
+# Speed (bench/bench_redact.py): every regex starts with a literal, which
+# the engine finds with a tight C loop (~0.3 ms/MiB a pass) -- a character
+# set of several leads costs ~2.5 ms/MiB, a substring test with `in` ~0.5.
+# So there is one pass per lead and no substring pre-checks; inside a
+# pattern, cheap literal and one-character checks come before lookarounds,
+# and what Python would reject anyway is rejected in the regex.  Passes are
+# independent: one pass's match never hides another pass's token.
 # Every quantifier is bounded; greedy runs are followed either by optional
 # parts (the match succeeds and consumes the run) or by constant-cost checks,
 # so adversarial input (1 MiB of "eyJ", "password=", "-----BEGIN") stays
@@ -1563,9 +1570,9 @@ def is_credential_key(key):
 
 # -- Prefixed tokens -----------------------------------------------------------
 #
-# Rules are grouped by a LEAD character picked to be rare in ordinary text
-# ("_", "-", ".", "J", "z", "A", "K"): the regex engine scans for lead
-# characters in C and only enters the pattern there.  Each lead then has a
+# Rules are grouped by a LEAD picked to be rare in ordinary text ("_", "-",
+# ".", "J", "z", "A", ":A", "K"), one regex per lead: the regex engine scans
+# for the lead in C and only enters the pattern there.  Each lead then has a
 # few GUARDS, one cheap check shared by several rules (e.g. "a lowercase
 # letter before the _ and 10 token characters after it"), so most lead
 # characters in ordinary text are rejected after one step.  The literal text
@@ -1661,9 +1668,9 @@ def _rule_branch(tag, before, lead, body):
 
 
 def _suffix_guard(befores, lead):
-    """One lookbehind for the last two characters before the lead, shared
-    by all rules of a guard (hp_ for ghp_, npm_... no: pm_): an ID like
-    toolu_01abc... fails it in one step instead of trying every rule."""
+    """One lookbehind for the last two characters of the rules' prefixes
+    (hp_ for ghp_, pm_ for npm_...): an ID like toolu_01abc... fails it in
+    one step instead of trying the lookbehind of every rule."""
     if len(befores) < 3 or min(map(len, befores)) < 2:
         return ""
     return "(?<=(?:%s)%s)" % ("|".join(sorted({re.escape(b[-2:]) for b in befores})), re.escape(lead))
@@ -1884,7 +1891,7 @@ def _named_re(stems):
                   (?P<sep>[ \t]{0,4}(?:=>|:=|(?P<assign>=)|:)(?![=:])[ \t]{0,4})))(?P=cs)
         (?!\$|["']\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
-        (?:"(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
+        (?="(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<sq>[^'\r\n]{0,4096})'
           |\\"(?P<eq>[^"\\\r\n]{0,4096})\\"
           |(?P<scheme>(?:%s)[ \t]{1,4})?
@@ -1965,18 +1972,15 @@ def _looks_random(value):
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
-def _full_name_start(text, name_start):
-    # The part of the name before the stem: up to 64 name characters.
-    behind = text[max(0, name_start - 64):name_start]
-    return name_start - len(behind) + len(behind.rstrip(_NAME_CHARS))
-
-
 def _named_span(text, m):
     """Span of the value to redact for one name=value match, or None."""
-    full_start = _full_name_start(text, m.start("name"))
-    name = text[full_start:m.end("name")]
+    stem, name_end = m.span("name")
+    # The part of the name before the stem: up to 64 name characters.
+    behind = text[max(0, stem - 64):stem]
+    full_start = stem - len(behind) + len(behind.rstrip(_NAME_CHARS))
     if full_start > 0 and text[full_start - 1] in "{$/":     # ${TOKEN:-x}, paths
         return None
+    name = text[full_start:name_end]
     if not is_credential_key(name.lstrip("-.")):
         return None
     for group in ("dq", "sq", "eq", "uv", "open"):
@@ -2037,23 +2041,32 @@ def _lowered(text):
     return text.translate(_ascii_lower_table())
 
 
+def _named_pass(text, low, pattern, pos):
+    """Spans found from POS on, and where to search again (-1: done).  A
+    match ends after its separator (the value is a lookahead), so a rejected
+    match does not hide a name in its value; an accepted value is skipped,
+    which keeps the pass linear."""
+    found = []
+    for m in pattern.finditer(low, pos):
+        span = _named_span(text, m)
+        if span is not None:
+            found.append(span)
+            if span[1] > m.end():
+                return span[1], found
+    return -1, found
+
+
 def _named_spans(text):
-    if "=" not in text and ":" not in text and "-" not in text and "earer" not in text:
-        return []
     low = _lowered(text)
+    # Every pattern needs a separator, a flag's dash or the word bearer.
+    if "=" not in text and ":" not in text and "-" not in text and "bearer" not in low:
+        return []
     spans = []
     for pattern in _named_res():
         pos = 0
-        while True:
-            m = pattern.search(low, pos)
-            if m is None:
-                break
-            span = _named_span(text, m)
-            if span is None:
-                pos = m.end("name")       # a rejected match must not hide a later one
-            else:
-                spans.append(span)
-                pos = max(span[1], m.end("name"))
+        while pos >= 0:
+            pos, found = _named_pass(text, low, pattern, pos)
+            spans.extend(found)
     for pattern in (_flag_re(), _bearer_re()):
         for m in pattern.finditer(low):
             span = _spaced_span(text, m)
