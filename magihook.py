@@ -1574,14 +1574,21 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 # Two families of detection, both bounded and linear in the input:
 #   1. "prefixed": provider tokens with a known shape (ghp_..., AKIA...,
 #      sk-..., eyJ...eyJ..., -----BEGIN ... PRIVATE KEY-----), found by one
-#      regex whose branches start with rare LEAD characters (see below), plus
-#      two literal-led regexes (scheme://user:PASS@host, dapi...).
+#      regex per rare LEAD character (see below), plus two literal-led
+#      regexes (scheme://user:PASS@host, dapi...).
 #   2. "named": the VALUE after a credential-shaped name (API_KEY=...,
 #      "password": "...", --token x, Authorization: Bearer x), found on the
 #      lower-cased text from a few stems; the whole name is then judged by
 #      is_credential_key, so names are matched on words, not substrings.
 # Nothing else: no entropy guessing on bare strings, so hashes, UUIDs,
 # digests and integrity strings survive byte-for-byte.
+# Speed (bench/bench_redact.py): every regex starts with a literal, which
+# the engine finds with a tight C loop (~0.3 ms/MiB a pass) -- a character
+# set of several leads costs ~2.5 ms/MiB, a substring test with `in` ~0.5.
+# So there is one pass per lead and no substring pre-checks; inside a
+# pattern, cheap literal and one-character checks come before lookarounds,
+# and what Python would reject anyway is rejected in the regex.  Passes are
+# independent: one pass's match never hides another pass's token.
 # Every quantifier is bounded; greedy runs are followed either by optional
 # parts (the match succeeds and consumes the run) or by constant-cost checks,
 # so adversarial input (1 MiB of "eyJ", "password=", "-----BEGIN") stays
@@ -1717,9 +1724,9 @@ def is_credential_key(key):
 
 # -- Prefixed tokens -----------------------------------------------------------
 #
-# Rules are grouped by a LEAD character picked to be rare in ordinary text
-# ("_", "-", ".", "J", "z", "A", "K"): the regex engine scans for lead
-# characters in C and only enters the pattern there.  Each lead then has a
+# Rules are grouped by a LEAD picked to be rare in ordinary text ("_", "-",
+# ".", "J", "z", "A", ":A", "K"), one regex per lead: the regex engine scans
+# for the lead in C and only enters the pattern there.  Each lead then has a
 # few GUARDS, one cheap check shared by several rules (e.g. "a lowercase
 # letter before the _ and 10 token characters after it"), so most lead
 # characters in ordinary text are rejected after one step.  The literal text
@@ -1800,8 +1807,10 @@ _PREFIXED_RULES = (
     ("twilio_account_sid", "A", (), "A", r"C[0-9a-f]{32}(?![A-Za-z0-9])"),
     ("age_secret_key", "A", (), "A", r"GE-SECRET-KEY-1[0-9A-Z]{58}"),
     ("atlassian", "A", (), "A", r"TATT3[A-Za-z0-9_=-]{150,300}"),
-    # Telegram bot token: <bot id digits>:A<34>; digits are added back later.
-    ("telegram", "A:", (), "A", r"[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])"),
+    # Telegram bot token: <bot id digits>:A<34>; the lead is ":A" (an "A"
+    # lead would stop at every capital A of ENV_NAMES); digits are added
+    # back later.
+    ("telegram", "A:", (), ":A", r"[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])"),
     ("twilio_api_key", "", ("S",), "K", r"[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
 )
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -1812,20 +1821,31 @@ def _rule_branch(tag, before, lead, body):
     return "%s(?P<t_%s>)%s" % ("(?:%s)" % behind if behind else "", tag, body)
 
 
+def _suffix_guard(befores, lead):
+    """One lookbehind for the last two characters of the rules' prefixes
+    (hp_ for ghp_, pm_ for npm_...): an ID like toolu_01abc... fails it in
+    one step instead of trying the lookbehind of every rule."""
+    if len(befores) < 3 or min(map(len, befores)) < 2:
+        return ""
+    return "(?<=(?:%s)%s)" % ("|".join(sorted({re.escape(b[-2:]) for b in befores})), re.escape(lead))
+
+
 @functools.lru_cache(maxsize=1)
-def _prefixed_re():
+def _prefixed_res():
+    """One regex per lead.  A pattern that starts with one literal character
+    is scanned for in a tight C loop, several times faster than the
+    character-set scan of a single regex with seven leads."""
     guard_patterns = dict(_GUARDS)
     leads = {}
     for tag, guard, before, lead, body in _PREFIXED_RULES:
-        guards = leads.setdefault(lead, {})
-        guards.setdefault(guard, []).append(_rule_branch(tag, before, lead, body))
-    # Each top-level branch starts with its literal lead: that is what lets
-    # the engine skip every other character without entering the pattern.
-    return re.compile("|".join(
-        "%s(?:%s)" % (re.escape(lead), "|".join(
-            "%s(?:%s)" % (guard_patterns[guard], "|".join(branches))
-            for guard, branches in guards.items()))
-        for lead, guards in leads.items()))
+        group = leads.setdefault(lead, {}).setdefault(guard, ([], []))
+        group[0].append(_rule_branch(tag, before, lead, body))
+        group[1].extend(before)
+    return tuple(
+        re.compile("%s(?:%s)" % (re.escape(lead), "|".join(
+            "%s%s(?:%s)" % (guard_patterns[guard], _suffix_guard(befores, lead), "|".join(branches))
+            for guard, (branches, befores) in guards.items())))
+        for lead, guards in leads.items())
 
 
 @functools.lru_cache(maxsize=1)
@@ -1884,29 +1904,31 @@ def _discord_start(text, dot):
 
 @functools.lru_cache(maxsize=1)
 def _databricks_re():
-    # "dapi" has no rare character to lead with; a literal-prefix regex run
-    # only when "dapi" occurs costs nothing otherwise.
-    return re.compile(r"(?<![A-Za-z0-9_])dapi[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])")
+    # Led by the literal "dapi" (the lookbehind comes after it), so the
+    # engine finds candidates with a fast literal search.
+    return re.compile(r"dapi(?<![A-Za-z0-9_]dapi)[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])")
 
 
 @functools.lru_cache(maxsize=1)
 def _userinfo_re():
-    # Led by the literal "://", which the engine finds with a fast search.
-    return re.compile(r"://(?P<userinfo>[^\s/@'\"<>]{1,384})@")
+    # Led by the literal "://", which the engine finds with a fast search;
+    # the userinfo is between "://" and "@" (no group: groups cost time at
+    # every URL).
+    return re.compile(r"://[^\s/@'\"<>]{1,384}@")
 
 
 def _userinfo_span(text, m):
     """Password of scheme://user:password@host (or a 32-hex DSN key)."""
-    start = m.start("userinfo")
-    userinfo = m.group("userinfo")
+    start, end = m.start() + 3, m.end() - 1
+    userinfo = text[start:end]
     colon = userinfo.find(":")
     if colon < 0:
         is_key = len(userinfo) == 32 and all(c in "0123456789abcdef" for c in userinfo)
-        return (start, m.end("userinfo")) if is_key else None
+        return (start, end) if is_key else None
     password = userinfo[colon + 1:]
     if not password or _is_placeholder(password):
         return None
-    return (start + colon + 1, m.end("userinfo"))
+    return (start + colon + 1, end)
 
 
 def _accept_prefixed(text, m):
@@ -1925,7 +1947,7 @@ def _accept_prefixed(text, m):
         return None if _is_placeholder(secret) else (start, end)
     end = m.end()
     if tag == "telegram":
-        colon = m.start() - 1
+        colon = m.start()
         digits = colon
         while digits > 0 and colon - digits < 16 and text[digits - 1].isdigit():
             digits -= 1
@@ -1946,46 +1968,50 @@ def _accept_prefixed(text, m):
 
 def _prefixed_spans(text):
     spans = []
-    for m in _prefixed_re().finditer(text):
-        span = _accept_prefixed(text, m)
-        if span is not None:
-            spans.append(span)
-    if "dapi" in text:
-        spans.extend(m.span() for m in _databricks_re().finditer(text))
-    if "://" in text:
-        for m in _userinfo_re().finditer(text):
-            span = _userinfo_span(text, m)
+    for pattern in _prefixed_res():
+        for m in pattern.finditer(text):
+            span = _accept_prefixed(text, m)
             if span is not None:
                 spans.append(span)
+    spans.extend(m.span() for m in _databricks_re().finditer(text))
+    for m in _userinfo_re().finditer(text):
+        span = _userinfo_span(text, m)
+        if span is not None:
+            spans.append(span)
     return spans
 
 
 # -- Values after credential names ----------------------------------------------
 #
-# Runs on the lower-cased text.  Each stem is led by a rare letter of it
-# (k, w, c, h, b, d, u, or the "_" of DB_PASS) for the same C-level skipping, and common non-credential
-# words are excluded right there (tokens, tokenizer, author, keyboard) so they
-# never reach Python.  What follows: the rest of the name, an optional closing
+# Runs on the lower-cased text.  Each stem is led by a letter of it (k, w, c,
+# h, b, d, or the "_" of DB_PASS), and the stems of one lead form one regex:
+# a pattern that starts with one literal character is found by a tight C
+# loop, several times faster than a character-set scan, so seven passes cost
+# less than one pass over all leads.  Common non-credential words are excluded
+# right there (tokens, tokenizer, author, keyboard, a bare "key") so they never
+# reach Python.  What follows: the rest of the name, an optional closing
 # quote of a quoted key, a separator (= : => := ; not == or ::), a value.
-# (gate, stems): a group joins the regex only when its gate occurs in the
-# lower-cased text, so rarer stems with common lead letters cost nothing
-# when absent.  The first group is always on (its leads k and w are rare).
-_NAME_STEM_GROUPS = (
-    ("", (r"k(?<=tok)en(?!s(?![a-z])|iz)",
-          r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))",
-          r"k(?<=cook)ie", r"w(?<=passw)", r"w(?<=pw)d", r"w(?<=jw)t")),
-    ("passph", (r"p(?<=passp)hrase",)),
-    ("passc", (r"c(?<=passc)ode",)),
-    ("_pass", (r"_(?=pass(?![a-z]))",)),        # DB_PASS, smtp_pass
-    ("secret", (r"c(?<=sec)ret",)),
-    ("cred", (r"cred",)),
-    ("auth", (r"h(?<=auth)(?!or(?!iz)|ent)",)),
-    ("bearer", (r"bearer",)),
-    ("dsn", (r"dsn(?![a-z])",)),
-    ("account", (r"u(?<=accou)nt",)),
-    ("conn", (r"conn(?:ection)?[_.-]?str",)),
+_NAME_STEMS = (
+    r"ken(?<=token)(?!s(?![a-z])|iz)",
+    # "key" alone (dict keys, "key: value" in YAML) is no credential name:
+    # only a key glued to another word (api_key, keyId) goes on.
+    r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
+    r"kie(?<=cookie)",
+    r"pass(?:w|phrase|code)",
+    r"pass(?<=_pass)(?![a-z])",     # DB_PASS, smtp_pass
+    r"wd(?<=pwd)", r"wt(?<=jwt)",
+    r"cret(?<=secret)", r"cred", r"conn(?:ection)?[_.-]?str",
+    r"uth(?<=auth)(?!or(?!iz)|ent)", r"unt(?<=account)",
+    r"bearer",
+    r"dsn(?![a-z])",
 )
 _UNQUOTED_VALUE = r"[^\s\"'`,;&|<>(){}\[\]\\][^\s\"'`,;&|<>)\]}\\]{0,1023}"
+_SCHEME_WORDS = r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key"
+# `name = a.b.c` (spaces around "=", a dotted name without digits) is code
+# that _is_code_reference rejects; it is rejected here already, unless a
+# scheme word makes it `token = Bearer x`.
+_SPACED_CODE_VALUE = (r"(?:(?<=[ \t])|(?<=[ \t]=))(?!(?:%s)[ \t])"
+                      r"[a-z_$]{1,64}(?:\.[a-z_$]{1,64}){0,15}(?![^\s\"'`,;&|<>)\]}\\])" % _SCHEME_WORDS)
 
 
 # The most frequent non-credential tails, rejected inside the regex so that
@@ -2003,29 +2029,38 @@ def _tail_lookbehinds():
     return "".join("(?<!%s)" % "|".join(sorted(v)) for _, v in sorted(by_width.items()))
 
 
-@functools.lru_cache(maxsize=64)
-def _named_re(groups):
-    stems = [stem for index in groups for stem in _NAME_STEM_GROUPS[index][1]]
+def _named_re(stems):
     # The name's tail is read once: (?=(...))\1 is an atomic group, so a
-    # rejected tail is not retried at every shorter length.  Values that are
-    # plainly not secrets never reach Python: $VAR / ${VAR} references and
-    # code like get_password() or os.environ["X"].
+    # rejected tail is not retried at every shorter length.  Cheap checks come
+    # first, as most stems in text are not names: the next character, then a
+    # lookahead for the separator.  The closing quote and separator are atomic
+    # too: no value starts with a space, so giving spaces back never helps.
+    # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
+    # references and code like get_password(), os.environ["X"] or, after a
+    # spaced "=", self.token.
     return re.compile(r"""
-        (?P<name>(?:%s)(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))%s
-        (?P<close>\\?["'])?
-        (?P<sep>[ \t]{0,4}(?:=>|:=|=|:)(?![=:])[ \t]{0,4})
+        (?P<name>(?:%s)(?=[a-z0-9_.\\"' \t=:-])(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
+        (?=\\?["']?[ \t]{0,4}[=:])%s
+        (?=(?P<cs>(?P<close>\\?["'])?
+                  (?P<sep>[ \t]{0,4}(?:=>|:=|(?P<assign>=)|:)(?![=:])[ \t]{0,4})))(?P=cs)
         (?!\$|["']\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
-        (?:"(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
+        (?(assign)(?!%s))
+        (?="(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<sq>[^'\r\n]{0,4096})'
           |\\"(?P<eq>[^"\\\r\n]{0,4096})\\"
-          |(?P<scheme>(?:bearer|basic|token|digest|negotiate|ntlm|apikey|api-key)[ \t]{1,4})?
+          |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<uv>%s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
-    """ % ("|".join(stems), _tail_lookbehinds(), _UNQUOTED_VALUE), re.X)
+    """ % ("|".join(stems), _tail_lookbehinds(), _SPACED_CODE_VALUE, _SCHEME_WORDS,
+           _UNQUOTED_VALUE), re.X)
 
 
-def _present_stem_groups(low):
-    return tuple(i for i, (gate, _) in enumerate(_NAME_STEM_GROUPS) if gate in low)
+@functools.lru_cache(maxsize=1)
+def _named_res():
+    leads = {}
+    for stem in _NAME_STEMS:
+        leads.setdefault(stem[0], []).append(stem)
+    return tuple(_named_re(stems) for stems in leads.values())
 
 
 @functools.lru_cache(maxsize=1)
@@ -2042,12 +2077,6 @@ def _flag_re():
 def _bearer_re():
     # A bare "Bearer <token>" outside any Authorization header.
     return re.compile(r"bearer[ \t]{1,4}(?P<bearer>[a-z0-9_~+/.=-]{8,4096})")
-
-
-@functools.lru_cache(maxsize=1)
-def _name_head_re():
-    # The part of a name before the stem, matched on the reversed text.
-    return re.compile(r"[A-Za-z0-9_.-]{0,64}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -2094,17 +2123,18 @@ def _looks_random(value):
     return any(c.isdigit() for c in value) or any(c in "_-.+/=~" for c in value)
 
 
-def _full_name_start(text, name_start):
-    behind = text[max(0, name_start - 64):name_start][::-1]
-    return name_start - _name_head_re().match(behind).end()
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
 def _named_span(text, m):
     """Span of the value to redact for one name=value match, or None."""
-    full_start = _full_name_start(text, m.start("name"))
-    name = text[full_start:m.end("name")]
+    stem, name_end = m.span("name")
+    # The part of the name before the stem: up to 64 name characters.
+    behind = text[max(0, stem - 64):stem]
+    full_start = stem - len(behind) + len(behind.rstrip(_NAME_CHARS))
     if full_start > 0 and text[full_start - 1] in "{$/":     # ${TOKEN:-x}, paths
         return None
+    name = text[full_start:name_end]
     if not is_credential_key(name.lstrip("-.")):
         return None
     for group in ("dq", "sq", "eq", "uv", "open"):
@@ -2157,36 +2187,45 @@ def _ascii_lower_table():
 
 def _lowered(text):
     low = text.lower()
-    if len(low) == len(text):
+    if len(low) == len(text) and "\u212a" not in text:
         return low
-    # Rare: some non-ASCII letters change length when lowered; lower only
-    # ASCII so positions still line up with the original text.
+    # Rare: some non-ASCII letters change length when lowered, and the
+    # Kelvin sign becomes "k"; lower only ASCII so positions line up with
+    # the original text and [a-z] on the copy means [A-Za-z] on the text.
     return text.translate(_ascii_lower_table())
 
 
-def _named_spans(text):
-    if "=" not in text and ":" not in text and "-" not in text and "earer" not in text:
-        return []
-    low = _lowered(text)
-    spans = []
-    pattern = _named_re(_present_stem_groups(low))
-    pos = 0
-    while True:
-        m = pattern.search(low, pos)
-        if m is None:
-            break
+def _named_pass(text, low, pattern, pos):
+    """Spans found from POS on, and where to search again (-1: done).  A
+    match ends after its separator (the value is a lookahead), so a rejected
+    match does not hide a name in its value; an accepted value is skipped,
+    which keeps the pass linear."""
+    found = []
+    for m in pattern.finditer(low, pos):
         span = _named_span(text, m)
-        if span is None:
-            pos = m.end("name")       # a rejected match must not hide a later one
-        else:
-            spans.append(span)
-            pos = max(span[1], m.end("name"))
-    for pattern, gates in ((_flag_re(), (" -", "\t-", "\n-")), (_bearer_re(), ("bearer",))):
-        if any(gate in low for gate in gates) or low.startswith("-"):
-            for m in pattern.finditer(low):
-                span = _spaced_span(text, m)
-                if span is not None:
-                    spans.append(span)
+        if span is not None:
+            found.append(span)
+            if span[1] > m.end():
+                return span[1], found
+    return -1, found
+
+
+def _named_spans(text):
+    low = _lowered(text)
+    # Every pattern needs a separator, a flag's dash or the word bearer.
+    if "=" not in text and ":" not in text and "-" not in text and "bearer" not in low:
+        return []
+    spans = []
+    for pattern in _named_res():
+        pos = 0
+        while pos >= 0:
+            pos, found = _named_pass(text, low, pattern, pos)
+            spans.extend(found)
+    for pattern in (_flag_re(), _bearer_re()):
+        for m in pattern.finditer(low):
+            span = _spaced_span(text, m)
+            if span is not None:
+                spans.append(span)
     return spans
 
 

@@ -153,6 +153,36 @@ def test_same_names_with_real_values_are_redacted(text, secret):
     assert secret not in magihook.redact_credentials(text)
 
 
+# ---- fast paths reject only what the full check rejects -----------------------------
+
+# Each kept text (None) sits next to a near miss that must still be redacted.
+@pytest.mark.parametrize("text,secret", [
+    ("const apiKey = process.env.API_KEY;", None), ("api_key = abc.def1", "abc.def1"),
+    ("token = self.session.token", None), ("token = Bearer abcDEF123456", "abcDEF123456"),
+    ("API_KEY = config.api_key", None), ("API_KEY = config.api_key(", None),
+    ("key: password", None), ("apikey: Zk39fLq0Pw", "Zk39fLq0Pw"),
+    ("  - name: DB_PASSWORD\n    key: password", None), ("key_secret: Zk39fLq0Pw", "Zk39fLq0Pw"),
+    ("bearer token", None), ("BEARER abcDEF123456ghiJKL", "abcDEF123456ghiJKL"),
+])
+def test_fast_paths_reject_only_what_the_full_check_rejects(text, secret):
+    out = magihook.redact_credentials(text)
+    assert out == text if secret is None else secret not in out
+
+
+def test_a_name_inside_another_value_is_still_found():
+    # The first name's unquoted value stops at the quote; the second name's
+    # quoted value must not hide behind it.
+    text = 'Authorization: Access_Token: "Tjsagc74N0E7Jnet69Bvqu4Yhhk7"'
+    assert "Tjsagc74N0E7Jnet69Bvqu4Yhhk7" not in magihook.redact_credentials(text)
+
+
+def test_a_token_glued_to_a_private_key_does_not_hide_it():
+    body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+    text = ("echo SG.0i07Fgr1RHVkwVcxcFu5rS.mCN4zLZEaGY4SqxNR4C1r1rRwduuxoZpnxCIOrH"
+            "-----BEGIN RSA PRIVATE KEY-----\n%s\n-----END RSA PRIVATE KEY-----" % body)
+    assert body not in magihook.redact_credentials(text)
+
+
 # ---- adversarial input stays linear --------------------------------------------------
 
 ADVERSARIAL = {
