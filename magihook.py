@@ -1490,6 +1490,15 @@ def _expect(value: Any, kind: type, path: Sequence[Any], what: str, nullable: bo
     raise InputError("%s: expected %s, got %s" % (json_path(path), what, json_type(value)))
 
 
+def _expect_key(container: Mapping[str, Any], path: Sequence[Any], kind: type, what: str,
+                nullable: bool = False) -> Any:
+    """`container[path[-1]]` checked by _expect; a required key that is absent says so."""
+    key = path[-1]
+    if key not in container and not nullable:
+        raise InputError("%s: missing (expected %s)" % (json_path(path), what))
+    return _expect(container.get(key), kind, path, what, nullable)
+
+
 def parse_event(phase: str, document: Mapping[str, Any], cwd: Optional[str] = None) -> ToolEvent:
     """Check an input event's shape (DESIGN.md "The input event") and fill the defaults."""
     if phase not in PHASES:
@@ -1497,20 +1506,21 @@ def parse_event(phase: str, document: Mapping[str, Any], cwd: Optional[str] = No
     _expect(document, dict, [], "an object")
     for key in document:
         if key not in EVENT_KEYS[phase]:
-            raise InputError("%s: unknown key for phase %s" % (json_path([key]), phase))
+            raise InputError("%s: unknown key for phase %s%s" % (
+                json_path([key]), phase, _did_you_mean(key, EVENT_KEYS[phase])))
     if document.get("phase", phase) != phase:
         # A stream line names its own phase; elsewhere a "phase" key must agree with --phase.
         raise InputError("$.phase: does not match the phase being run (%s)" % phase)
     context = _parse_context(document.get("context"), cwd)
     if phase in MESSAGE_PHASES:
         return _message_event(phase, document, context)
-    tool = _expect(document.get("tool"), dict, ["tool"], "an object")
-    name = _expect(tool.get("name"), str, ["tool", "name"], "a string")
-    call_id = _expect(tool.get("call_id"), str, ["tool", "call_id"], "a string", nullable=True)
-    request = _expect(document.get("request"), dict, ["request"], "an object")
+    tool = _expect_key(document, ["tool"], dict, "an object")
+    name = _expect_key(tool, ["tool", "name"], str, "a string")
+    call_id = _expect_key(tool, ["tool", "call_id"], str, "a string", nullable=True)
+    request = _expect_key(document, ["request"], dict, "an object")
     result = None
     if phase == "after_tool":
-        result = _expect(document.get("result"), dict, ["result"], "an object")
+        result = _expect_key(document, ["result"], dict, "an object")
     wrapped = is_wrapped_tool(name)
     return ToolEvent(
         phase=phase,
@@ -1523,12 +1533,19 @@ def parse_event(phase: str, document: Mapping[str, Any], cwd: Optional[str] = No
     )
 
 
+def _did_you_mean(key: str, candidates: Sequence[str]) -> str:
+    close = _suggest(key, candidates)
+    return " (did you mean %r?)" % close if close else ""
+
+
 def _message_event(phase: str, document: Mapping[str, Any], context: Dict[str, Any]) -> ToolEvent:
     if "text" in document:
         text = _expect(document["text"], str, ["text"], "a string")
+    elif "request" not in document:
+        raise InputError("$.text: missing (expected a string: the whole message text)")
     else:
-        request = _expect(document.get("request"), dict, ["request"], "an object")
-        text = _expect(request.get("text"), str, ["request", "text"], "a string")
+        request = _expect_key(document, ["request"], dict, "an object")
+        text = _expect_key(request, ["request", "text"], str, "a string")
     tool = MESSAGE_TOOLS[phase]
     return ToolEvent(
         phase=phase,
@@ -1545,7 +1562,8 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
     raw = _expect(raw, dict, ["context"], "an object", nullable=True) or {}
     for key in raw:
         if key not in CONTEXT_KEYS and key != "timestamp":
-            raise InputError("%s: unknown context key" % json_path(["context", key]))
+            raise InputError("%s: unknown context key%s" % (
+                json_path(["context", key]), _did_you_mean(key, CONTEXT_KEYS)))
     context: Dict[str, Any] = {}
     for key in CONTEXT_KEYS:
         if key == "subagent":
@@ -3954,11 +3972,11 @@ def adapt_event(
     not wrapped.  Raises InputError for a stdin that is not of the agent's documented shape.
     """
     _check_agent(agent)
-    event_name = _expect(document.get("hook_event_name"), str, ["hook_event_name"], "a string")
+    event_name = _expect_key(document, ["hook_event_name"], str, "a string")
     phase = AGENT_TOOL_EVENTS[agent].get(event_name)
     if phase is None:
         return None
-    agent_tool = _expect(document.get("tool_name"), str, ["tool_name"], "a string")
+    agent_tool = _expect_key(document, ["tool_name"], str, "a string")
     row = _tool_row(agent, agent_tool)
     if row is None:
         return None
@@ -4875,9 +4893,27 @@ def cli_validate(options: Mapping[str, Any], out: Output) -> int:
     if path is None:
         raise SettingsError("no settings file found (looked at --config, $MAGIHOOK_CONFIG, "
                             "./.magi-code/ and ~/.magi-code/)")
-    settings_from_document(read_settings_document(path), path, found_by, _best_engine())
+    document = read_settings_document(path)
+    settings = settings_from_document(document, path, found_by, _best_engine())
     out.text("ok: %s (found by %s)" % (path, found_by))
+    note = _inert_note(document, settings)
+    if note is not None:
+        out.error("magihook: note: " + note)
     return 0
+
+
+def _inert_note(document: Mapping[str, Any], settings: Settings) -> Optional[str]:
+    """Why a valid settings file runs no hook at all: a top-level typo is otherwise silent."""
+    if "hooks" not in document:
+        return "no 'hooks' key, so no hook runs%s" % _did_you_mean_top_level(document)
+    if not settings.enabled:
+        return "hooks.enabled is not true, so no hook runs"
+    return None
+
+
+def _did_you_mean_top_level(document: Mapping[str, Any]) -> str:
+    close = [key for key in document if isinstance(key, str) and _suggest("hooks", [key])]
+    return " (is %r meant to be 'hooks'?)" % close[0] if close else ""
 
 
 def cli_config(options: Mapping[str, Any], out: Output) -> int:

@@ -248,7 +248,7 @@ def test_adapt_bad_input_and_usage_are_exit_2(project):
         "magihook: input is not valid JSON: Expecting property name enclosed in double quotes "
         "at line 1, column 2\n")
     missing = adapt("claude-code", project, {"tool_name": "Bash"})
-    assert missing.stderr == "magihook: $.hook_event_name: expected a string, got null\n"
+    assert missing.stderr == "magihook: $.hook_event_name: missing (expected a string)\n"
     wrong = adapt("codex", project, codex_stdin(project, "Bash", ["ls"]))
     assert wrong.stderr == "magihook: $.tool_input: expected an object, got an array\n"
     agent = run_cli("adapt", "cursor", stdin=b"{}")

@@ -476,7 +476,7 @@ def test_lifecycle_records_are_exactly_the_allowlist(project):
     (b"\xff{}", "input is not valid UTF-8 (byte 0)"),
     (b'{"tool": {"name": "bash"}, "request": {"x": NaN}}',
      "input is not valid JSON: NaN is not valid JSON"),
-    (b'{"request": {}}', "$.tool: expected an object, got null"),
+    (b'{"request": {}}', "$.tool: missing (expected an object)"),
     (b'{"tool": {"name": 1}, "request": {}}', "$.tool.name: expected a string, got a number"),
     (b'{"tool": {"name": "bash"}, "request": "ls"}', "$.request: expected an object, "
                                                      "got a string"),
@@ -497,7 +497,7 @@ def test_bad_input_is_one_line_exit_2(project, stdin, message):
 def test_after_tool_needs_a_result(project):
     result = run_cli("run", "--phase", "after_tool", event=bash_event(), cwd=project)
     assert (result.returncode, result.stderr) == (
-        2, "magihook: $.result: expected an object, got null\n")
+        2, "magihook: $.result: missing (expected an object)\n")
 
 
 def test_nothing_sensitive_reaches_events_warnings_or_errors(project):
@@ -561,3 +561,17 @@ def test_spec_scripts_work_against_the_real_envelope(examples):
         message = run_example(examples, phase, name)
         assert message.json["context_items"][0]["content"].endswith(
             "(after %s)." % phase.split("_")[1])
+
+
+@pytest.mark.parametrize("phase, stdin, message", [
+    ("before_tool", b'{"tool": {"name": "bash"}, "request": {}, "contxt": {}}',
+     "$.contxt: unknown key for phase before_tool (did you mean 'context'?)"),
+    ("before_tool", b'{"tool": {"name": "bash"}, "request": {}, "context": {"turnid": "t"}}',
+     "$.context.turnid: unknown context key (did you mean 'turn_id'?)"),
+    ("before_tool", b'{"tool": {}, "request": {}}', "$.tool.name: missing (expected a string)"),
+    ("after_assistant", b'{"context": {}}', "$.text: missing (expected a string: the whole message text)"),
+    ("after_reasoning", b'{"request": {}}', "$.request.text: missing (expected a string)"),
+])
+def test_missing_and_misspelled_keys_say_so(project, phase, stdin, message):
+    result = run_cli("run", "--phase", phase, stdin=stdin, cwd=project)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", "magihook: %s\n" % message)

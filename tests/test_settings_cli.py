@@ -224,3 +224,16 @@ def test_runtime_defaults_are_the_schema_defaults():
     assert dict(magihook.HOOK_DEFAULTS) == {key: hooks[key]["default"] for key in magihook.HOOK_DEFAULTS}
     settings = magihook.Settings()
     assert {key: getattr(settings, key) for key in magihook.HOOK_DEFAULTS} == dict(magihook.HOOK_DEFAULTS)
+
+
+@pytest.mark.parametrize("document, note", [
+    ({"hook": {"enabled": True}}, "no 'hooks' key, so no hook runs (is 'hook' meant to be 'hooks'?)"),
+    ({"model": "x"}, "no 'hooks' key, so no hook runs"),
+    ({"hooks": {"before_tool": [{"command": "./a.sh"}]}}, "hooks.enabled is not true, so no hook runs"),
+    ({"hooks": {"enabled": True}}, None),
+])
+def test_validate_notes_settings_that_run_nothing(tmp_path, document, note):
+    path = write(tmp_path / "s.json", json.dumps(document))
+    result = run_cli("validate", "--config", path)
+    assert (result.returncode, result.stdout) == (0, "ok: %s (found by --config)\n" % path)
+    assert result.stderr == ("magihook: note: %s\n" % note if note else "")

@@ -120,7 +120,7 @@ def test_blank_lines_are_skipped_and_exit_is_0_at_end_of_input(project):
      "$.phase: expected one of before_tool, after_tool, after_assistant, after_reasoning"),
     ("[1, 2]", "$: input must be a JSON object, got an array"),
     (json.dumps({"phase": "after_tool", "tool": {"name": "bash"}, "request": {}}),
-     "$.result: expected an object, got null"),
+     "$.result: missing (expected an object)"),
 ])
 def test_a_bad_event_gives_one_error_line(project, line, error):
     good = json.dumps(dict(bash_event(call_id="after"), phase="before_tool"))
