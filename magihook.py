@@ -670,7 +670,7 @@ def _describe(keyword: str, json_path: str, fragment: Any, instance: Any) -> Sch
             "$.hooks.payload is 'redacted')" % _dialect_reason(instance)
         )
     if keyword == "type":
-        return json_path, "expected %s, got %s" % (_expected_types(fragment["type"]), _type_phrase(instance))
+        return json_path, "expected %s, got %s" % (_expected_types(fragment["type"]), json_type(instance))
     if keyword == "enum":
         return json_path, _enum_message(fragment["enum"], instance)
     if keyword == "const":
@@ -718,7 +718,7 @@ def _expected_types(types: Any) -> str:
     return " or ".join("null" if name == "null" else _article(name) for name in names)
 
 
-def _type_phrase(value: Any) -> str:
+def json_type(value: Any) -> str:
     """How the user should read the JSON type of value (bool before int: bool is an int)."""
     if value is None:
         return "null"
@@ -1468,20 +1468,6 @@ def _nesting_depth(value: Any) -> int:
     return depth
 
 
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _expect(value: Any, kind: type, path: Sequence[Any], what: str, nullable: bool = False) -> Any:
     if value is None and nullable:
         return None
@@ -1577,6 +1563,8 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
                                         ", ".join(INVOCATION_MODES))
         )
     base = os.getcwd() if cwd is None else cwd
+    if context["cwd"] and "\x00" in context["cwd"]:
+        raise InputError("$.context.cwd: contains a NUL byte")
     context["cwd"] = os.path.join(base, context["cwd"]) if context["cwd"] else base
     return context
 
@@ -1637,6 +1625,14 @@ _SECRET_WORDS = frozenset((
     "password", "passwd", "pwd", "passphrase", "passcode", "secret", "secrets",
     "token", "credential", "credentials", "creds", "cookie", "authorization",
     "bearer", "apikey", "dsn", "jwt", "privatekey", "secretkey", "accesskey",
+    # Plurals that are never counters (unlike "tokens": max_tokens, prompt_tokens).
+    "passwords", "passwds", "passphrases", "passcodes", "cookies", "jwts", "apikeys",
+    "privatekeys", "secretkeys", "accesskeys",
+))
+# "tokens" is a credential only after one of these (refresh_tokens, accessTokens).
+_TOKEN_QUALIFIERS = frozenset((
+    "access", "refresh", "auth", "oauth", "id", "session", "api", "bearer", "bot", "app",
+    "user", "service", "csrf", "xsrf", "security", "github", "slack", "personal",
 ))
 _GLUED_SUFFIXES = ("password", "passwd", "passphrase", "secret", "token",
                    "apikey", "accesskey", "secretkey", "privatekey")
@@ -1692,7 +1688,6 @@ def _key_word_re():
     return re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
-@functools.lru_cache(maxsize=4096)
 def _key_words(key):
     return tuple(w.lower() for w in _key_word_re().findall(key))
 
@@ -1706,14 +1701,15 @@ def _is_secret_word(word):
 
 def _has_secret_pair(words):
     for first, second in zip(words, words[1:]):
-        if second == "key" and first in _KEY_QUALIFIERS:
+        if second in ("key", "keys") and first in _KEY_QUALIFIERS:
+            return True
+        if second == "tokens" and first in _TOKEN_QUALIFIERS:
             return True
         if (first, second) in _SECRET_PAIRS:
             return True
     return False
 
 
-@functools.lru_cache(maxsize=4096)
 def is_credential_key(key):
     """True when KEY names a credential, judged on words, not substrings.
 
@@ -2347,22 +2343,41 @@ def redaction_summary(kind: str, value: Any) -> Dict[str, Any]:
 
 
 def redact_tree(value: Any) -> Any:
-    """Redacted mode for one JSON value: summarize sensitive keys, scrub credential substrings."""
+    """Redacted mode for one JSON value: summarize sensitive keys, scrub credential substrings.
+
+    A credential can also hide in data shaped as a name and a value: `{"name": "API_KEY",
+    "value": ...}` (env lists) and `["--password", ...]` (argv lists); those values are
+    summarized too.
+    """
     if isinstance(value, dict):
+        secret_value = _names_a_credential(value.get("name", value.get("key")))
         redacted = {}
         for key, item in value.items():
             kind = SUMMARIZED_KEYS.get(key.lower()) or (
-                "credential" if is_credential_key(key) else None)
+                "credential" if is_credential_key(key) or (secret_value and key == "value")
+                else None)
             if kind is not None and item is not None:
                 redacted[redact_credentials(key)] = redaction_summary(kind, item)
             else:
                 redacted[redact_credentials(key)] = redact_tree(item)
         return redacted
     if isinstance(value, list):
-        return [redact_tree(item) for item in value]
+        redacted_items = []
+        for index, item in enumerate(value):
+            flag = value[index - 1] if index else None
+            if isinstance(item, str) and isinstance(flag, str) and flag.startswith("-") and (
+                    _names_a_credential(flag.lstrip("-"))):
+                redacted_items.append(redaction_summary("credential", item))
+            else:
+                redacted_items.append(redact_tree(item))
+        return redacted_items
     if isinstance(value, str):
         return redact_credentials(value)
     return value
+
+
+def _names_a_credential(name: Any) -> bool:
+    return isinstance(name, str) and "=" not in name and is_credential_key(name)
 
 
 def redact_result(result: Mapping[str, Any]) -> Dict[str, Any]:
@@ -2394,12 +2409,18 @@ def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
     return bodies
 
 
-def affected_paths(event: ToolEvent) -> List[Dict[str, str]]:
-    """The spec's allowlisted `affected_paths`: only `request.path` of file tools, only if safe."""
+def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[str, str]]:
+    """The spec's allowlisted `affected_paths`: only `request.path` of file tools, only if safe.
+
+    In redacted mode a path that holds a credential-shaped substring is left out, as it is
+    scrubbed from `request.path`.
+    """
     kind = {"read": "read_target", "ffgrep": "read_target", "write": "write_target",
             "hash_edit": "write_target"}.get(event.tool_name)
     path = event.request.get("path") if kind else None
     if not isinstance(path, str) or not _is_contained_path(path, event.context["cwd"]):
+        return []
+    if payload_mode == "redacted" and redact_credentials(path) != path:
         return []
     return [{"path": path, "kind": kind, "source": "request.path"}]
 
@@ -2409,8 +2430,11 @@ def _is_contained_path(path: str, cwd: str) -> bool:
         return False
     if ".." in path.replace("\\", "/").split("/"):
         return False
-    root = os.path.realpath(cwd)
-    resolved = os.path.realpath(os.path.join(root, path))
+    try:
+        root = os.path.realpath(cwd)
+        resolved = os.path.realpath(os.path.join(root, path))
+    except (ValueError, OSError):  # a lone surrogate (not encodable), a NUL in cwd...
+        return False
     return resolved == root or resolved.startswith(root.rstrip(os.sep) + os.sep)
 
 
@@ -2428,7 +2452,7 @@ def payload_envelope(
                  "payload_mode": hook.payload},
         "tool": {"name": event.tool_name, "call_id": event.call_id},
         "context": dict(event.context, timestamp=utc_timestamp()),
-        "affected_paths": affected_paths(event),
+        "affected_paths": affected_paths(event, hook.payload),
         "payload": payload,
         "payload_ref": payload_ref,
         "cwd": event.context["cwd"],
@@ -2532,15 +2556,10 @@ def _write_spill_file(data: bytes) -> Optional[Tuple[str, Dict[str, Any]]]:
 
 
 def _remove_spill_dir(folder: str) -> None:
-    for name in os.listdir(folder) if os.path.isdir(folder) else ():
-        try:
-            os.unlink(os.path.join(folder, name))
-        except OSError:
-            pass
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass
+    """Remove a payload_ref folder with whatever the hook may have put in it."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -2557,13 +2576,17 @@ def _write_all(fd: int, data: bytes) -> None:
 # =================================================================================================
 
 PREFLIGHT_CHARACTERS = "$~`{}"
-_SHELL_BREAKS = " \t\n\r;&|()<>\"'="
+# Where a command splits into the pieces the rules look at: blanks and shell operators, and `=`
+# and `:` too, so the paths in `A=../x` and `PYTHONPATH=x:../lib` are seen.
+_WORD_BREAKS = " \t\n\r;&|()<>=:"
 
 
 def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     """Why the spec's conservative preflight rejects a hook command string, or None.
 
-    The reason names the rule, never the command text.
+    The rules apply to the words bash will see, after its quote removal, so `c''d`, `.\\./x`
+    and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as.  The reason names the rule,
+    never the command text.
     """
     if not command.strip():
         return "command is empty"
@@ -2573,6 +2596,8 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
         if character in command:
             return "command contains %r" % character
     words = _command_words(command)
+    if words is None:
+        return "command has an unbalanced quote"
     if "cd" in words:
         return "command uses cd"
     for word in words:
@@ -2583,16 +2608,33 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     return None
 
 
-def _command_words(command: str) -> List[str]:
-    """Split at blanks, quotes and shell operators, so `x&&cd y` and `a="/etc"` are seen too."""
-    words, current = [], []
+def _command_words(command: str) -> Optional[List[str]]:
+    """The command's pieces with quotes and backslashes removed as bash removes them, split at
+    _WORD_BREAKS even inside quotes (conservative: `echo "a cd"` is rejected too); None when a
+    quote is left open."""
+    words: List[str] = []
+    current: List[str] = []
+    quote = ""
+    escaped = False
     for character in command:
-        if character in _SHELL_BREAKS:
+        if escaped:
+            escaped = False
+        elif quote == "'" and character != "'":
+            pass
+        elif character == "\\":
+            escaped = True
+            continue
+        elif character in "'\"" and quote in ("", character):
+            quote = "" if quote else character
+            continue
+        if character in _WORD_BREAKS:
             if current:
                 words.append("".join(current))
                 current = []
         else:
             current.append(character)
+    if quote:
+        return None
     if current:
         words.append("".join(current))
     return words
@@ -2759,7 +2801,8 @@ def _communicate(
                         "output-limit",
                         "hook %s exceeded %d bytes" % (("stdout", "stderr")[over], caps[over]),
                         elapsed_ms=_elapsed_ms(started))
-                exited = exited or _has_exited(process.pid)
+                # With a pidfd the selector reports the exit; without one (not Linux), poll.
+                exited = exited or (exit_fd is None and _has_exited(process))
             # The hook is gone.  End what it left in its group (so nothing more is written), then
             # take what is still in the pipes, bounded by the caps: a detached (setsid)
             # grandchild may keep writing.
@@ -2819,10 +2862,23 @@ def _open_pidfd(pid: int) -> Optional[int]:
         return None
 
 
-def _has_exited(pid: int) -> bool:
-    """Whether the hook has exited, without reaping it: its pid (the group id) stays ours."""
+def _has_exited(process: Any) -> bool:
+    """Whether the hook has exited, without reaping it where the OS allows: an unreaped pid (the
+    group id) cannot be reused before we kill the group.  Without os.waitid (macOS before
+    Python 3.13) the hook is reaped here, and _reap returns the status kept on `process`."""
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        try:
+            pid, status = os.waitpid(process.pid, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            return False
+        process.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else (
+            os.WEXITSTATUS(status))
+        return True
     try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        return waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:
         return True
 
@@ -2833,6 +2889,8 @@ def _reap(process: Any) -> Optional[int]:
     None when the status is lost: with SIGCHLD ignored the kernel reaps the hook itself, and a
     host program's child watcher may reap it first.  A lost status must not read as success.
     """
+    if process.returncode is not None:  # reaped already by _has_exited
+        return process.returncode
     try:
         _, status = os.waitpid(process.pid, 0)
     except ChildProcessError:
@@ -3218,7 +3276,7 @@ def injection_rows(
     count = audit["item_count"]
     text = DISPLAY_SEPARATOR.join((
         "provider context injection", audit["label"], audit["status"], _plural(count, "item"),
-        "%d bytes" % audit["byte_count"]))
+        _plural(audit["byte_count"], "byte")))
     rows = []
     for surface, on in (("transcript", shown.show_in_transcript),
                         ("activity_tree", shown.show_in_activity_tree)):
@@ -3237,14 +3295,9 @@ def injection_rows(
             "text": text,
         }
         if shown.style == "content" and contents:
-            row["content"] = [_display_content(content) for content in contents]
+            row["content"] = [sanitize_message(content, INJECTED_CONTENT_MAX_CHARS) for content in contents]
         rows.append(row)
     return rows
-
-
-def _display_content(content: str) -> str:
-    cleaned = sanitize_message(content, INJECTED_CONTENT_MAX_CHARS)
-    return cleaned
 
 
 def _plural(count: int, word: str) -> str:
@@ -3702,6 +3755,15 @@ def run_phase(
     problem = _json_event_problem(event)
     if problem is not None:
         raise InputError(problem)
+    return _run_phase(settings, phase, event, session_path, cwd, on_row)
+
+
+def _run_phase(
+    settings: Settings, phase: str, event: Mapping[str, Any], session_path: Optional[str] = None,
+    cwd: Optional[str] = None, on_row: Optional[Callable[[Mapping[str, Any]], None]] = None,
+) -> PhaseResult:
+    """run_phase for an event known to be plain JSON (decode_event's output): the CLI skips the
+    API's walk over the whole event, which costs seconds on a 32 MiB one."""
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
@@ -4218,7 +4280,6 @@ def expand_variables(command: str, names: Sequence[str], value: str) -> str:
     quotes with shlex quoting, inside single quotes not at all (bash does not expand there, and
     preflight then rejects the `$`).
     """
-    import re
     import shlex
 
     alternatives = "|".join(re.escape(name) for name in names)
@@ -4547,8 +4608,6 @@ def _import_group(phase: str, event_name: str, index: int, group: Any, path: Lis
 
 def _matcher_tools(matcher: Any, path: List[Any], report: List[str]) -> Optional[List[str]]:
     """The magihook tools a Claude matcher selects ([] = every tool); None if it selects none."""
-    import re
-
     if matcher is None or matcher in ("", "*"):
         return []
     if not isinstance(matcher, str):
@@ -4769,7 +4828,7 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
         return cli_explain(phase, options, out)
     settings = load_settings(options.get("--config"))
     raw = read_event_input(sys.stdin)
-    result = run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"),
+    result = _run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"),
                        on_row=_live_rows(out, bool(options.get("--tui"))))
     out.json(result)
     return exit_code_for(result)
@@ -4829,6 +4888,7 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
                              % other)
     watcher = SettingsWatcher(options.get("--config"))
     session_path = options.get("--session")
+    on_row = _live_rows(out, bool(options.get("--tui")))
     if sys.stdin is None:  # started with stdin closed: an empty stream
         return 0
     _make_blocking(sys.stdin)
@@ -4838,8 +4898,8 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
         try:
             settings = watcher.current()
             document = decode_event(line)
-            result = run_phase(settings, stream_phase(document), document,
-                               session_path=session_path)
+            result = _run_phase(settings, stream_phase(document), document,
+                               session_path=session_path, on_row=on_row)
         except Interrupted:
             raise
         except MagihookError as exc:
@@ -4950,7 +5010,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
     mapped = adapt_event(agent, decode_event(read_event_input(sys.stdin)))
     if mapped is None:
         return 0
-    result = run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"))
+    result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"))
     for warning in result["warnings"]:
         out.error(warning)
     answer = agent_answer(agent, result)

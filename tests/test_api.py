@@ -130,7 +130,7 @@ def test_run_phase_leaves_the_event_alone_and_keeps_no_state(project):
     (dict(bash_event(), request={"s": {1, 2}}), "$.request.s: expected a JSON value, got set"),
     (dict(bash_event(), request={"b": b"x"}), "$.request.b: expected a JSON value, got bytes"),
     ({"tool": {"name": "bash"}, "request": {}, "context": {"cwd": 3}},
-     "$.context.cwd: expected a string, got a number"),
+     "$.context.cwd: expected a string, got an integer"),
     ([], "$: expected an object, got an array"),
 ])
 def test_run_phase_rejects_what_the_cli_could_not_have_read(project, event, message):

@@ -605,3 +605,14 @@ def test_explain_tells_a_context_too_large_for_any_stdin(project):
     ran = run_phase_cli(project, "before_tool", [hook("true")], event)
     assert ran.events("hook_lifecycle")[1]["payload"]["message"] == (
         "hook payload is larger than 1048576 bytes even after summaries")
+
+
+def test_injection_row_counts_are_singular_and_plural():
+    shown = magihook.InjectedContentDisplay(show_in_transcript=True, style="metadata")
+    audit = {"phase": "after_tool", "label": "m", "target_tool": "bash", "status": "success",
+             "item_count": 1, "byte_count": 1, "hook_index": 0}
+    assert magihook.injection_rows(audit, ["x"], shown, None)[0]["text"] == (
+        "provider context injection · m · success · 1 item · 1 byte")
+    audit.update(item_count=2, byte_count=42)
+    assert magihook.injection_rows(audit, ["x", "y"], shown, None)[0]["text"] == (
+        "provider context injection · m · success · 2 items · 42 bytes")

@@ -266,3 +266,54 @@ def test_warning_lines_are_sanitized(project):
     assert warning == ("hook gate red <redacted:credential> (before_tool #0, bash) failed: exit: "
                        "hook exited with status 5")
     assert result.events("hook_diagnostic")[0]["payload"]["label"] == "gate red <redacted:credential>"
+
+
+def test_plural_and_name_value_credentials_are_redacted(project):
+    event = {"tool": {"name": "bash", "call_id": "c"},
+             "request": {"passwords": ["hunter2hunter2"], "refresh_tokens": ["r3fr3sh-value"],
+                         "cookies": {"sid": "s3ss10n"}, "max_tokens": 9, "prompt_tokens": 3,
+                         "env": [{"name": "API_KEY", "value": "s3cr3tvalue123"},
+                                 {"name": "HOME", "value": "/home/u"}],
+                         "argv": ["psql", "--password", "pg-s3cret", "--user", "bob"]}}
+    run_capture(project, event, payload="redacted")
+    request = json.loads((project / "stdin.json").read_text())["request"]
+    for secret in ("hunter2hunter2", "r3fr3sh-value", "s3ss10n", "s3cr3tvalue123", "pg-s3cret"):
+        assert secret not in json.dumps(request)
+    assert (request["max_tokens"], request["prompt_tokens"]) == (9, 3)
+    assert request["env"][1] == {"name": "HOME", "value": "/home/u"}
+    assert request["argv"][:2] == ["psql", "--password"] and request["argv"][3:] == ["--user", "bob"]
+
+
+def test_affected_path_holding_a_credential_is_left_out_when_redacted(project):
+    name = "notes-" + GITHUB + ".txt"
+    event = {"tool": {"name": "write", "call_id": "c"}, "request": {"path": name, "content": "x"}}
+    run_capture(project, event, payload="redacted")
+    payload = json.loads((project / "stdin.json").read_text())
+    assert payload["affected_paths"] == []
+    assert payload["request"]["path"] == "notes-<redacted:credential>.txt"
+    run_capture(project, event, payload="full")
+    assert json.loads((project / "stdin.json").read_text())["affected_paths"][0]["path"] == name
+
+
+def test_unencodable_path_and_nul_cwd(project):
+    event = {"tool": {"name": "write", "call_id": "c"}, "request": {"path": "a\ud800.txt"}}
+    result = run_capture(project, event, payload="redacted")
+    assert result.events("hook_lifecycle")[-1]["payload"]["status"] == "success"
+    assert json.loads((project / "stdin.json").read_text())["affected_paths"] == []
+    bad = bash_event(context={"cwd": "/tmp/x\x00y"})
+    result = run_capture(project, bad)
+    assert (result.returncode, result.stderr) == (2, "magihook: $.context.cwd: contains a NUL byte\n")
+
+
+def test_payload_ref_folder_is_removed_with_what_the_hook_put_in_it(project, tmp_path):
+    spill_root = tmp_path / "spill"
+    spill_root.mkdir()
+    write_script(project, "mk.sh", '#!/bin/sh\nref=$(jq -r .payload_ref.path)\n'
+                                   'mkdir "$(dirname "$ref")/work"\ntouch "$(dirname "$ref")/work/x"\n')
+    config = write_settings(project, {"enabled": True, "before_tool": [
+        {"command": "./mk.sh", "payload": "full"}]})
+    result = run_cli("run", "--phase", "before_tool", "--config", str(config),
+                     event=bash_event("w" * (2 * MIB)), cwd=project,
+                     env=dict(os.environ, TMPDIR=str(spill_root)))
+    assert result.events("hook_lifecycle")[-1]["payload"]["status"] == "success"
+    assert list(spill_root.iterdir()) == []

@@ -283,6 +283,13 @@ def test_affected_paths_keep_only_contained_paths(project, path, kept):
     ("../hooks/audit.sh", "command has a '..' path component"),
     ("./a/../b.sh", "command has a '..' path component"),
     ("   ", "command is empty"),
+    ("c''d /tmp && ./x.sh", "command uses cd"),
+    ("c\\d scripts; ./ok.sh", "command uses cd"),
+    ("\"cd\" x", "command uses cd"),
+    (".''./outside.sh", "command has a '..' path component"),
+    (".\\./x/hook.sh", "command has a '..' path component"),
+    ("PYTHONPATH=x:../lib python3 s.py", "command has a '..' path component"),
+    ("echo 'unbalanced", "command has an unbalanced quote"),
 ])
 def test_preflight_rejections_are_runner_failures(project, command, reason):
     result = run_before(project, [hook(command)])
@@ -307,8 +314,15 @@ def test_absolute_paths_follow_tools_bash_setting(project):
 
 def test_preflight_allows_the_spec_safe_examples():
     for command in ("./scripts/magi-hooks/audit-jsonl.sh", "scripts/magi-hooks/after-log.sh",
-                    "python3 scripts/magi-hooks/audit.py", "/usr/bin/env true"):
+                    "python3 scripts/magi-hooks/audit.py", "/usr/bin/env true",
+                    "./a.sh 'two words' \"x\\\"y\""):
         assert magihook.preflight_rejection(command, True) is None
+
+
+def test_quoted_absolute_paths_are_seen_when_disallowed():
+    for command in ("\\/bin/true", "'/bin/true'", "x=/etc/passwd ./a.sh", "./a.sh --in=/etc/x"):
+        assert magihook.preflight_rejection(command, False) == (
+            "command has an absolute path and tools.bash.absolute_paths is false"), command
 
 
 # --- runner categories --------------------------------------------------------------------------
@@ -477,7 +491,7 @@ def test_lifecycle_records_are_exactly_the_allowlist(project):
     (b'{"tool": {"name": "bash"}, "request": {"x": NaN}}',
      "input is not valid JSON: NaN is not valid JSON"),
     (b'{"request": {}}', "$.tool: missing (expected an object)"),
-    (b'{"tool": {"name": 1}, "request": {}}', "$.tool.name: expected a string, got a number"),
+    (b'{"tool": {"name": 1}, "request": {}}', "$.tool.name: expected a string, got an integer"),
     (b'{"tool": {"name": "bash"}, "request": "ls"}', "$.request: expected an object, "
                                                      "got a string"),
     (b'{"tool": {"name": "bash"}, "request": {}, "extra": 1}',
@@ -575,3 +589,21 @@ def test_spec_scripts_work_against_the_real_envelope(examples):
 def test_missing_and_misspelled_keys_say_so(project, phase, stdin, message):
     result = run_cli("run", "--phase", phase, stdin=stdin, cwd=project)
     assert (result.returncode, result.stdout, result.stderr) == (2, "", "magihook: %s\n" % message)
+
+
+def test_without_pidfd_and_waitid_the_runner_polls(project):
+    """macOS before Python 3.13 has neither os.pidfd_open nor os.waitid: same outcomes."""
+    config = write_settings(project, {"enabled": True, "before_tool": [
+        hook("exit 3", label="a"), hook("true", label="b"),
+        hook("sleep 30", label="c", timeout_seconds=1)]})
+    probe = ("import os, sys; del os.waitid; del os.pidfd_open; sys.path.insert(0, %r); "
+             "import magihook; sys.argv = ['magihook', 'run', '--phase', 'before_tool', "
+             "'--config', %r]; sys.exit(magihook.main())" % (str(ROOT), str(config)))
+    done = subprocess.run([sys.executable, "-c", probe], input=json.dumps(bash_event()).encode(),
+                          capture_output=True, cwd=project, timeout=60)
+    result = json.loads(done.stdout)
+    finals = [e["payload"] for e in result["events"] if e["type"] == "hook_lifecycle"
+              and e["payload"]["status"] != "started"]
+    assert [(f["label"], f["status"], f["category"], f["message"]) for f in finals] == [
+        ("a", "failed", "exit", "hook exited with status 3"), ("b", "success", None, None),
+        ("c", "failed", "timeout", "hook timed out after 1 s")]

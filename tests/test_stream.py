@@ -137,7 +137,7 @@ def test_error_line_is_the_exit_2_message_without_its_prefix(project):
     streamed = run_cli("run", "--stream", stdin=json.dumps(dict(event, phase="before_tool"))
                        .encode(), cwd=project)
     assert single.returncode == 2
-    assert single.stderr == "magihook: $.context.cwd: expected a string, got a number\n"
+    assert single.stderr == "magihook: $.context.cwd: expected a string, got an integer\n"
     assert json.loads(streamed.stdout) == {"error": single.stderr[len("magihook: "):-1]}
 
 
