@@ -922,70 +922,71 @@ def _iter_errors(schema: Any, instance: Any, path: Tuple[Any, ...]) -> Iterator[
         yield from check(value, instance, schema, path)
 
 
-def _check_type(value, instance, schema, path):
+def _check_type(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     names = [value] if isinstance(value, str) else value
     if not any(_is_type(instance, name) for name in names):
         yield path, "type", schema, instance
 
 
-def _check_enum(value, instance, schema, path):
+def _check_enum(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if all(not _equal(each, instance) for each in value):
         yield path, "enum", schema, instance
 
 
-def _check_const(value, instance, schema, path):
+def _check_const(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if not _equal(instance, value):
         yield path, "const", schema, instance
 
 
-def _check_minimum(value, instance, schema, path):
+def _check_minimum(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if _is_type(instance, "number") and instance < value:
         yield path, "minimum", schema, instance
 
 
-def _check_maximum(value, instance, schema, path):
+def _check_maximum(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if _is_type(instance, "number") and instance > value:
         yield path, "maximum", schema, instance
 
 
-def _check_min_length(value, instance, schema, path):
+def _check_min_length(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if isinstance(instance, str) and len(instance) < value:
         yield path, "minLength", schema, instance
 
 
-def _check_properties(value, instance, schema, path):
+def _check_properties(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if isinstance(instance, dict):
         for key, subschema in value.items():
             if key in instance:
                 yield from _iter_errors(subschema, instance[key], path + (key,))
 
 
-def _check_additional_properties(value, instance, schema, path):
+def _check_additional_properties(value: Any, instance: Any, schema: Dict[str, Any],
+                                 path: Tuple[Any, ...]) -> Iterator[RawError]:
     if value is not False:
         raise ValueError("builtin schema engine: only additionalProperties: false is supported")
     if isinstance(instance, dict) and _unknown_keys(instance, schema):
         yield path, "additionalProperties", schema, instance
 
 
-def _check_required(value, instance, schema, path):
+def _check_required(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if isinstance(instance, dict):
         for key in value:
             if key not in instance:
                 yield path, "required", schema, instance
 
 
-def _check_items(value, instance, schema, path):
+def _check_items(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if isinstance(instance, list):
         for index, item in enumerate(instance):
             yield from _iter_errors(value, item, path + (index,))
 
 
-def _check_all_of(value, instance, schema, path):
+def _check_all_of(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     for subschema in value:
         yield from _iter_errors(subschema, instance, path)
 
 
-def _check_ref(value, instance, schema, path):
+def _check_ref(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     yield from _iter_errors(_resolve_ref(value), instance, path)
 
 
@@ -998,13 +999,13 @@ def _resolve_ref(ref: str) -> Any:
     return target
 
 
-def _check_if(value, instance, schema, path):
+def _check_if(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     branch = "then" if _is_valid(value, instance) else "else"
     if branch in schema:
         yield from _iter_errors(schema[branch], instance, path)
 
 
-def _check_not(value, instance, schema, path):
+def _check_not(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if _is_valid(value, instance):
         yield path, "not", schema, instance
 
@@ -1684,22 +1685,22 @@ _TYPE_WORDS = frozenset((
 
 
 @functools.lru_cache(maxsize=1)
-def _key_word_re():
+def _key_word_re() -> re.Pattern[str]:
     return re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
-def _key_words(key):
+def _key_words(key: str) -> Tuple[str, ...]:
     return tuple(w.lower() for w in _key_word_re().findall(key))
 
 
-def _is_secret_word(word):
+def _is_secret_word(word: str) -> bool:
     if word in _SECRET_WORDS:
         return True
     # Glued names (PGPASSWORD, authtoken) are one word after splitting.
     return any(word.endswith(s) and word != s for s in _GLUED_SUFFIXES)
 
 
-def _has_secret_pair(words):
+def _has_secret_pair(words: Sequence[str]) -> bool:
     for first, second in zip(words, words[1:]):
         if second in ("key", "keys") and first in _KEY_QUALIFIERS:
             return True
@@ -1710,7 +1711,7 @@ def _has_secret_pair(words):
     return False
 
 
-def is_credential_key(key):
+def is_credential_key(key: object) -> bool:
     """True when KEY names a credential, judged on words, not substrings.
 
     See the rule block above _SECRET_WORDS; e.g. apiKey, x-api-key,
@@ -1830,12 +1831,12 @@ _PREFIXED_RULES = (
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def _rule_branch(tag, before, lead, body):
+def _rule_branch(tag: str, before: Sequence[str], lead: str, body: str) -> str:
     behind = "|".join("(?<=%s)" % re.escape(b + lead) for b in before)
     return "%s(?P<t_%s>)%s" % ("(?:%s)" % behind if behind else "", tag, body)
 
 
-def _suffix_guard(befores, lead):
+def _suffix_guard(befores: Sequence[str], lead: str) -> str:
     """One lookbehind for the last two characters of the rules' prefixes
     (hp_ for ghp_, pm_ for npm_...): an ID like toolu_01abc... fails it in
     one step instead of trying the lookbehind of every rule."""
@@ -1845,7 +1846,7 @@ def _suffix_guard(befores, lead):
 
 
 @functools.lru_cache(maxsize=1)
-def _prefixed_res():
+def _prefixed_res() -> Tuple[re.Pattern[str], ...]:
     """One regex per lead.  A pattern that starts with one literal character
     is scanned for in a tight C loop, several times faster than the
     character-set scan of a single regex with seven leads."""
@@ -1863,35 +1864,35 @@ def _prefixed_res():
 
 
 @functools.lru_cache(maxsize=1)
-def _mysql_context_re():
+def _mysql_context_re() -> re.Pattern[str]:
     return re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b")
 
 
 @functools.lru_cache(maxsize=1)
-def _curl_context_re():
+def _curl_context_re() -> re.Pattern[str]:
     return re.compile(r"\b(?:curl|wget|http|https|xh)\b")
 
 
-def _line_before(text, pos, limit=400):
+def _line_before(text: str, pos: int, limit: int = 400) -> str:
     start = text.rfind("\n", max(0, pos - limit), pos) + 1
     return text[max(start, pos - limit):pos]
 
 
-def _has_letter_and_digit(s):
+def _has_letter_and_digit(s: str) -> bool:
     return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
 
 
-def _looks_like_jwt(token):
+def _looks_like_jwt(token: str) -> bool:
     parts = token.split(".")
     return len(parts) == 3 and len(parts[0]) >= 10 and len(parts[1]) >= 10
 
 
 @functools.lru_cache(maxsize=1)
-def _prefixes():
+def _prefixes() -> Mapping[str, Tuple[str, ...]]:
     return {rule[0]: rule[2] for rule in _PREFIXED_RULES}
 
 
-def _prefix_start(text, tag, lead_pos):
+def _prefix_start(text: str, tag: str, lead_pos: int) -> int:
     """Start of the literal prefix before the lead, or -1 if it is glued to
     a longer word (my_ghp_... is not a GitHub token)."""
     befores = _prefixes()[tag]
@@ -1907,7 +1908,7 @@ def _prefix_start(text, tag, lead_pos):
     return start
 
 
-def _discord_start(text, dot):
+def _discord_start(text: str, dot: int) -> int:
     for width in range(26, 21, -1):
         start = dot - width - 1
         if start >= 0 and text[start] in "MNO" and (start == 0 or text[start - 1] not in _TOKEN_CHARS) \
@@ -1917,21 +1918,21 @@ def _discord_start(text, dot):
 
 
 @functools.lru_cache(maxsize=1)
-def _databricks_re():
+def _databricks_re() -> re.Pattern[str]:
     # Led by the literal "dapi" (the lookbehind comes after it), so the
     # engine finds candidates with a fast literal search.
     return re.compile(r"dapi(?<![A-Za-z0-9_]dapi)[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])")
 
 
 @functools.lru_cache(maxsize=1)
-def _userinfo_re():
+def _userinfo_re() -> re.Pattern[str]:
     # Led by the literal "://", which the engine finds with a fast search;
     # the userinfo is between "://" and "@" (no group: groups cost time at
     # every URL).
     return re.compile(r"://[^\s/@'\"<>]{1,384}@")
 
 
-def _userinfo_span(text, m):
+def _userinfo_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     """Password of scheme://user:password@host (or a 32-hex DSN key)."""
     start, end = m.start() + 3, m.end() - 1
     userinfo = text[start:end]
@@ -1945,7 +1946,7 @@ def _userinfo_span(text, m):
     return (start + colon + 1, end)
 
 
-def _accept_prefixed(text, m):
+def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     """Span to redact for one prefixed match, or None to keep the text."""
     group = m.lastgroup or ""
     tag = group[2:]
@@ -1980,7 +1981,7 @@ def _accept_prefixed(text, m):
     return (start, end)
 
 
-def _prefixed_spans(text):
+def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
     spans = []
     for pattern in _prefixed_res():
         for m in pattern.finditer(text):
@@ -2035,7 +2036,7 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
                 "file", "used", "usage", "url", "kind")
 
 
-def _tail_lookbehinds():
+def _tail_lookbehinds() -> str:
     by_width = {}
     for tail in _REGEX_TAILS:
         for sep in "_-.":
@@ -2043,7 +2044,7 @@ def _tail_lookbehinds():
     return "".join("(?<!%s)" % "|".join(sorted(v)) for _, v in sorted(by_width.items()))
 
 
-def _named_re(stems):
+def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
     # The name's tail is read once: (?=(...))\1 is an atomic group, so a
     # rejected tail is not retried at every shorter length.  Cheap checks come
     # first, as most stems in text are not names: the next character, then a
@@ -2070,7 +2071,7 @@ def _named_re(stems):
 
 
 @functools.lru_cache(maxsize=1)
-def _named_res():
+def _named_res() -> Tuple[re.Pattern[str], ...]:
     leads = {}
     for stem in _NAME_STEMS:
         leads.setdefault(stem[0], []).append(stem)
@@ -2078,7 +2079,7 @@ def _named_res():
 
 
 @functools.lru_cache(maxsize=1)
-def _flag_re():
+def _flag_re() -> re.Pattern[str]:
     # Whitespace instead of "=": CLI flags (--password x, --api-key "x").
     return re.compile(r"""
         -(?<![^\s]-)-?(?P<flag>[a-z0-9_.-]{0,40}(?:pass|pwd|secret|token|key|auth|cred|cookie)[a-z0-9_.-]{0,40})
@@ -2088,25 +2089,25 @@ def _flag_re():
 
 
 @functools.lru_cache(maxsize=1)
-def _bearer_re():
+def _bearer_re() -> re.Pattern[str]:
     # A bare "Bearer <token>" outside any Authorization header.
     return re.compile(r"bearer[ \t]{1,4}(?P<bearer>[a-z0-9_~+/.=-]{8,4096})")
 
 
 @functools.lru_cache(maxsize=1)
-def _template_re():
+def _template_re() -> re.Pattern[str]:
     return re.compile(
         r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}?|\$\(.*|\{\{.*|\{%.*|%[A-Za-z_][A-Za-z0-9_]*%"
         r"|<[^<>]*>|\[[A-Za-z _-]*\]|@[A-Za-z_]+@", re.S)
 
 
 @functools.lru_cache(maxsize=1)
-def _code_ref_re():
+def _code_ref_re() -> re.Pattern[str]:
     # A bare identifier or dotted path, possibly opening a call or an index.
     return re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
-def _is_placeholder(value):
+def _is_placeholder(value: str) -> bool:
     """Template references and masked values: not secrets, keep them."""
     v = value.strip()
     low = v.lower()
@@ -2117,7 +2118,7 @@ def _is_placeholder(value):
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
-def _is_code_reference(value, spaced_equals, colon):
+def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
     """Unquoted values that read as code: password = get_password()."""
     m = _code_ref_re().match(value)
     if m is None:
@@ -2133,14 +2134,14 @@ def _is_code_reference(value, spaced_equals, colon):
     return spaced_equals and not any(c.isdigit() for c in value)
 
 
-def _looks_random(value):
+def _looks_random(value: str) -> bool:
     return any(c.isdigit() for c in value) or any(c in "_-.+/=~" for c in value)
 
 
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
-def _named_span(text, m):
+def _named_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     """Span of the value to redact for one name=value match, or None."""
     stem, name_end = m.span("name")
     # The part of the name before the stem: up to 64 name characters.
@@ -2169,7 +2170,7 @@ def _named_span(text, m):
     return (start, end)
 
 
-def _line_end(text, start):
+def _line_end(text: str, start: int) -> int:
     end = start
     limit = min(len(text), start + 4096)
     while end < limit and text[end] not in "\r\n\"'\\":
@@ -2177,7 +2178,7 @@ def _line_end(text, start):
     return end
 
 
-def _spaced_span(text, m):
+def _spaced_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     if "bearer" in m.re.groupindex:
         start, end = m.span("bearer")
         value = text[start:end]
@@ -2195,11 +2196,11 @@ def _spaced_span(text, m):
 
 
 @functools.lru_cache(maxsize=1)
-def _ascii_lower_table():
+def _ascii_lower_table() -> Mapping[int, int]:
     return {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
-def _lowered(text):
+def _lowered(text: str) -> str:
     low = text.lower()
     if len(low) == len(text) and "\u212a" not in text:
         return low
@@ -2209,7 +2210,7 @@ def _lowered(text):
     return text.translate(_ascii_lower_table())
 
 
-def _named_pass(text, low, pattern, pos):
+def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int) -> Tuple[int, List[Tuple[int, int]]]:
     """Spans found from POS on, and where to search again (-1: done).  A
     match ends after its separator (the value is a lookahead), so a rejected
     match does not hide a name in its value; an accepted value is skipped,
@@ -2224,7 +2225,7 @@ def _named_pass(text, low, pattern, pos):
     return -1, found
 
 
-def _named_spans(text):
+def _named_spans(text: str) -> List[Tuple[int, int]]:
     low = _lowered(text)
     # Every pattern needs a separator, a flag's dash or the word bearer.
     if "=" not in text and ":" not in text and "-" not in text and "bearer" not in low:
@@ -2245,7 +2246,7 @@ def _named_spans(text):
 
 # -- Public entry points -------------------------------------------------------
 
-def _merge(spans):
+def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
     merged = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
@@ -2256,7 +2257,7 @@ def _merge(spans):
     return merged
 
 
-def redact_credentials(text):
+def redact_credentials(text: str) -> str:
     """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
 
     Everything else is kept byte-for-byte; template references ($VAR,
@@ -2279,7 +2280,7 @@ def redact_credentials(text):
 
 
 @functools.lru_cache(maxsize=1)
-def _ansi_re():
+def _ansi_re() -> re.Pattern[str]:
     return re.compile(
         r"\x1b(?:\[[0-?]{0,64}[ -/]{0,16}[@-~]?"        # CSI
         r"|\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?"        # OSC
@@ -2289,7 +2290,7 @@ def _ansi_re():
 
 
 @functools.lru_cache(maxsize=1)
-def _control_table():
+def _control_table() -> Mapping[int, Optional[str]]:
     table = {c: None for c in range(0x00, 0x20)}
     table.update({c: None for c in range(0x7F, 0xA0)})
     for c in "\t\n\r\v\f\u0085\u2028\u2029":
@@ -2300,7 +2301,7 @@ def _control_table():
     return table
 
 
-def sanitize_message(text, limit=300):
+def sanitize_message(text: object, limit: int = 300) -> str:
     """One line for warnings and diagnostics: no ANSI, no control
     characters, no credentials, at most LIMIT characters ("…" when cut)."""
     if not isinstance(text, str):
