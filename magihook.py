@@ -2432,9 +2432,10 @@ def _is_contained_path(path: str, cwd: str) -> bool:
     if ".." in path.replace("\\", "/").split("/"):
         return False
     try:
+        path.encode("utf-8")  # a lone surrogate is no file name (3.9's realpath lets it by)
         root = os.path.realpath(cwd)
         resolved = os.path.realpath(os.path.join(root, path))
-    except (ValueError, OSError):  # a lone surrogate (not encodable), a NUL in cwd...
+    except (ValueError, OSError):  # UnicodeEncodeError is a ValueError
         return False
     return resolved == root or resolved.startswith(root.rstrip(os.sep) + os.sep)
 
