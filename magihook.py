@@ -1845,22 +1845,35 @@ def _suffix_guard(befores: Sequence[str], lead: str) -> str:
     return "(?<=(?:%s)%s)" % ("|".join(sorted({re.escape(b[-2:]) for b in befores})), re.escape(lead))
 
 
-@functools.lru_cache(maxsize=1)
-def _prefixed_res() -> Tuple[re.Pattern[str], ...]:
-    """One regex per lead.  A pattern that starts with one literal character
+# Compiling every pattern costs ~9 ms, which a one-hook CLI call would pay in full for a label or
+# a path.  So a text shorter than this only compiles (and runs) the patterns whose lead it holds;
+# a longer one runs them all, where the `in` checks would cost more than they save.
+_SHORT_TEXT = 4096
+
+
+def _prefixed_leads() -> Tuple[str, ...]:
+    return tuple(dict.fromkeys(rule[3] for rule in _PREFIXED_RULES))
+
+
+@functools.cache
+def _prefixed_re(lead: str) -> re.Pattern[str]:
+    """The regex of one lead.  A pattern that starts with one literal character
     is scanned for in a tight C loop, several times faster than the
     character-set scan of a single regex with seven leads."""
     guard_patterns = dict(_GUARDS)
-    leads = {}
-    for tag, guard, before, lead, body in _PREFIXED_RULES:
-        group = leads.setdefault(lead, {}).setdefault(guard, ([], []))
-        group[0].append(_rule_branch(tag, before, lead, body))
-        group[1].extend(before)
-    return tuple(
-        re.compile("%s(?:%s)" % (re.escape(lead), "|".join(
-            "%s%s(?:%s)" % (guard_patterns[guard], _suffix_guard(befores, lead), "|".join(branches))
-            for guard, (branches, befores) in guards.items())))
-        for lead, guards in leads.items())
+    guards: Dict[str, Tuple[List[str], List[str]]] = {}
+    for tag, guard, before, rule_lead, body in _PREFIXED_RULES:
+        if rule_lead == lead:
+            group = guards.setdefault(guard, ([], []))
+            group[0].append(_rule_branch(tag, before, lead, body))
+            group[1].extend(before)
+    return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(
+        "%s%s(?:%s)" % (guard_patterns[guard], _suffix_guard(befores, lead), "|".join(branches))
+        for guard, (branches, befores) in guards.items())))
+
+
+def _leads_in(text: str, leads: Sequence[str]) -> Sequence[str]:
+    return leads if len(text) >= _SHORT_TEXT else [lead for lead in leads if lead in text]
 
 
 @functools.lru_cache(maxsize=1)
@@ -1983,8 +1996,8 @@ def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
 
 def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
     spans = []
-    for pattern in _prefixed_res():
-        for m in pattern.finditer(text):
+    for lead in _leads_in(text, _prefixed_leads()):
+        for m in _prefixed_re(lead).finditer(text):
             span = _accept_prefixed(text, m)
             if span is not None:
                 spans.append(span)
@@ -2070,22 +2083,26 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
            _UNQUOTED_VALUE), re.X)
 
 
-@functools.lru_cache(maxsize=1)
-def _named_res() -> Tuple[re.Pattern[str], ...]:
-    leads = {}
-    for stem in _NAME_STEMS:
-        leads.setdefault(stem[0], []).append(stem)
-    return tuple(_named_re(stems) for stems in leads.values())
+def _named_leads() -> Tuple[str, ...]:
+    return tuple(dict.fromkeys(stem[0] for stem in _NAME_STEMS))
+
+
+@functools.cache
+def _named_lead_re(lead: str) -> re.Pattern[str]:
+    return _named_re([stem for stem in _NAME_STEMS if stem[0] == lead])
+
+
+_FLAG_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "cookie")
 
 
 @functools.lru_cache(maxsize=1)
 def _flag_re() -> re.Pattern[str]:
     # Whitespace instead of "=": CLI flags (--password x, --api-key "x").
     return re.compile(r"""
-        -(?<![^\s]-)-?(?P<flag>[a-z0-9_.-]{0,40}(?:pass|pwd|secret|token|key|auth|cred|cookie)[a-z0-9_.-]{0,40})
+        -(?<![^\s]-)-?(?P<flag>[a-z0-9_.-]{0,40}(?:%s)[a-z0-9_.-]{0,40})
         [ \t]{1,4}
         (?:"(?P<dq>[^"\\\r\n]{1,4096})"|'(?P<sq>[^'\r\n]{1,4096})'|(?P<uv>%s))
-    """ % _UNQUOTED_VALUE, re.X)
+    """ % ("|".join(_FLAG_WORDS), _UNQUOTED_VALUE), re.X)
 
 
 @functools.lru_cache(maxsize=1)
@@ -2227,17 +2244,20 @@ def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int) -> Tupl
 
 def _named_spans(text: str) -> List[Tuple[int, int]]:
     low = _lowered(text)
-    # Every pattern needs a separator, a flag's dash or the word bearer.
-    if "=" not in text and ":" not in text and "-" not in text and "bearer" not in low:
-        return []
     spans = []
-    for pattern in _named_res():
-        pos = 0
-        while pos >= 0:
-            pos, found = _named_pass(text, low, pattern, pos)
-            spans.extend(found)
-    for pattern in (_flag_re(), _bearer_re()):
-        for m in pattern.finditer(low):
+    # A name's value follows a separator (= : => :=); a flag's a dash; a bare token "bearer".
+    if "=" in text or ":" in text:
+        for lead in _leads_in(low, _named_leads()):
+            pattern = _named_lead_re(lead)
+            pos = 0
+            while pos >= 0:
+                pos, found = _named_pass(text, low, pattern, pos)
+                spans.extend(found)
+    spaced = [_flag_re] if "-" in text and any(word in low for word in _FLAG_WORDS) else []
+    if "bearer" in low:
+        spaced.append(_bearer_re)
+    for make_pattern in spaced:
+        for m in make_pattern().finditer(low):
             span = _spaced_span(text, m)
             if span is not None:
                 spans.append(span)
