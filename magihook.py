@@ -2135,7 +2135,7 @@ def _is_placeholder(value: str) -> bool:
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
-def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
+def _is_code_reference(value: str, spaced_equals: bool, colon: bool, verdicts: Dict[str, bool]) -> bool:
     """Unquoted values that read as code: password = get_password()."""
     m = _code_ref_re().match(value)
     if m is None:
@@ -2144,7 +2144,12 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
         return True
     if m.end() != len(value):
         return False
-    if value in _CODE_WORDS or is_credential_key(value) or (colon and value.lower() in _TYPE_WORDS):
+    if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
+        return True
+    verdict = verdicts.get(value)
+    if verdict is None:
+        verdict = verdicts[value] = is_credential_key(value)
+    if verdict:
         return True
     # `name = word` with spaces around "=" is an assignment in code; real
     # secrets are rarely digit-free identifiers.
@@ -2158,16 +2163,20 @@ def _looks_random(value: str) -> bool:
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
-def _named_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
-    """Span of the value to redact for one name=value match, or None."""
+def _named_span(text: str, m: re.Match[str], verdicts: Dict[str, bool]) -> Optional[Tuple[int, int]]:
+    """Span of the value to redact for one name=value match, or None.  `verdicts` memoizes
+    is_credential_key for this one text, where the same names recur line after line."""
     stem, name_end = m.span("name")
     # The part of the name before the stem: up to 64 name characters.
     behind = text[max(0, stem - 64):stem]
     full_start = stem - len(behind) + len(behind.rstrip(_NAME_CHARS))
     if full_start > 0 and text[full_start - 1] in "{$/":     # ${TOKEN:-x}, paths
         return None
-    name = text[full_start:name_end]
-    if not is_credential_key(name.lstrip("-.")):
+    name = text[full_start:name_end].lstrip("-.")
+    verdict = verdicts.get(name)
+    if verdict is None:
+        verdict = verdicts[name] = is_credential_key(name)
+    if not verdict:
         return None
     for group in ("dq", "sq", "eq", "uv", "open"):
         start = m.start(group)
@@ -2180,7 +2189,7 @@ def _named_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     if group == "uv":
         sep = m.group("sep")
         spaced_equals = sep.strip() == "=" and sep != "="
-        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep):
+        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep, verdicts):
             return None
         if _key_words(name)[-1] in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
@@ -2227,14 +2236,15 @@ def _lowered(text: str) -> str:
     return text.translate(_ascii_lower_table())
 
 
-def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int) -> Tuple[int, List[Tuple[int, int]]]:
+def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
+                verdicts: Dict[str, bool]) -> Tuple[int, List[Tuple[int, int]]]:
     """Spans found from POS on, and where to search again (-1: done).  A
     match ends after its separator (the value is a lookahead), so a rejected
     match does not hide a name in its value; an accepted value is skipped,
     which keeps the pass linear."""
     found = []
     for m in pattern.finditer(low, pos):
-        span = _named_span(text, m)
+        span = _named_span(text, m, verdicts)
         if span is not None:
             found.append(span)
             if span[1] > m.end():
@@ -2245,13 +2255,14 @@ def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int) -> Tupl
 def _named_spans(text: str) -> List[Tuple[int, int]]:
     low = _lowered(text)
     spans = []
+    verdicts: Dict[str, bool] = {}
     # A name's value follows a separator (= : => :=); a flag's a dash; a bare token "bearer".
     if "=" in text or ":" in text:
         for lead in _leads_in(low, _named_leads()):
             pattern = _named_lead_re(lead)
             pos = 0
             while pos >= 0:
-                pos, found = _named_pass(text, low, pattern, pos)
+                pos, found = _named_pass(text, low, pattern, pos, verdicts)
                 spans.extend(found)
     spaced = [_flag_re] if "-" in text and any(word in low for word in _FLAG_WORDS) else []
     if "bearer" in low:
@@ -2371,11 +2382,13 @@ def redact_tree(value: Any) -> Any:
     summarized too.
     """
     if isinstance(value, dict):
-        secret_value = _names_a_credential(value.get("name", value.get("key")))
+        lowered = {key.lower(): item for key, item in value.items()}
+        secret_value = (_names_a_credential(lowered.get("name"))
+                        or _names_a_credential(lowered.get("key")))
         redacted = {}
         for key, item in value.items():
             kind = SUMMARIZED_KEYS.get(key.lower()) or (
-                "credential" if is_credential_key(key) or (secret_value and key == "value")
+                "credential" if is_credential_key(key) or (secret_value and key.lower() == "value")
                 else None)
             if kind is not None and item is not None:
                 redacted[redact_credentials(key)] = redaction_summary(kind, item)
@@ -2386,7 +2399,7 @@ def redact_tree(value: Any) -> Any:
         redacted_items = []
         for index, item in enumerate(value):
             flag = value[index - 1] if index else None
-            if isinstance(item, str) and isinstance(flag, str) and flag.startswith("-") and (
+            if item is not None and isinstance(flag, str) and flag.startswith("-") and (
                     _names_a_credential(flag.lstrip("-"))):
                 redacted_items.append(redaction_summary("credential", item))
             else:
@@ -2600,7 +2613,10 @@ def _write_all(fd: int, data: bytes) -> None:
 PREFLIGHT_CHARACTERS = "$~`{}"
 # Where a command splits into the pieces the rules look at: blanks and shell operators, and `=`
 # and `:` too, so the paths in `A=../x` and `PYTHONPATH=x:../lib` are seen.
-_WORD_BREAKS = " \t\n\r;&|()<>=:"
+_WORD_BREAKS = " \t\n\r;&|()<>=:@"
+_GLUED_OPTION = r"^-+[A-Za-z]"
+# `.?`, `.*`, `.[.]` match `..` in bash before 5.2 (globskipdots).
+_DOT_GLOB = r"(?:^|/)\.[?*[]"
 
 
 def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
@@ -2617,16 +2633,24 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     for character in PREFLIGHT_CHARACTERS:
         if character in command:
             return "command contains %r" % character
+    if "\n" in command or "\r" in command:
+        # One line only: a backslash-newline, a comment or a heredoc would hide the next line's
+        # words from these rules.
+        return "command spans lines"
     words = _command_words(command)
     if words is None:
         return "command has an unbalanced quote"
     if "cd" in words:
         return "command uses cd"
     for word in words:
-        if ".." in word.split("/"):
-            return "command has a '..' path component"
-        if not absolute_paths and word.startswith("/"):
-            return "command has an absolute path and tools.bash.absolute_paths is false"
+        # `-I../inc`, `-f/etc/x`: an option's glued value is a path too.
+        for path in (word, re.sub(_GLUED_OPTION, "", word)):
+            if ".." in path.split("/"):
+                return "command has a '..' path component"
+            if re.search(_DOT_GLOB, path):
+                return "command has a glob that can match '..'"
+            if not absolute_paths and path.startswith("/"):
+                return "command has an absolute path and tools.bash.absolute_paths is false"
     return None
 
 
@@ -2649,6 +2673,8 @@ def _command_words(command: str) -> Optional[List[str]]:
         elif character in "'\"" and quote in ("", character):
             quote = "" if quote else character
             continue
+        elif character == "#" and not quote and not current:
+            break  # a comment runs to the end of the (single) line
         if character in _WORD_BREAKS:
             if current:
                 words.append("".join(current))
@@ -2896,6 +2922,9 @@ def _has_exited(process: Any) -> bool:
             return True
         if pid == 0:
             return False
+        # Reaped: the group id may now be reused, so end the group at once, before any signal
+        # can cut in between (the caller's later kill is then a no-op).
+        _kill_group(process.pid)
         process.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else (
             os.WEXITSTATUS(status))
         return True

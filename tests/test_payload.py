@@ -274,10 +274,14 @@ def test_plural_and_name_value_credentials_are_redacted(project):
                          "cookies": {"sid": "s3ss10n"}, "max_tokens": 9, "prompt_tokens": 3,
                          "env": [{"name": "API_KEY", "value": "s3cr3tvalue123"},
                                  {"name": "HOME", "value": "/home/u"}],
-                         "argv": ["psql", "--password", "pg-s3cret", "--user", "bob"]}}
+                         "argv": ["psql", "--password", "pg-s3cret", "--user", "bob"],
+                         "upper": {"Name": "DB_PASSWORD", "Value": "upper-s3cret"},
+                         "keyed": {"name": "x", "key": "PASSWORD", "value": "keyed-s3cret"},
+                         "numeric": ["--pin-password", 987654321]}}
     run_capture(project, event, payload="redacted")
     request = json.loads((project / "stdin.json").read_text())["request"]
-    for secret in ("hunter2hunter2", "r3fr3sh-value", "s3ss10n", "s3cr3tvalue123", "pg-s3cret"):
+    for secret in ("hunter2hunter2", "r3fr3sh-value", "s3ss10n", "s3cr3tvalue123", "pg-s3cret",
+                   "upper-s3cret", "keyed-s3cret", "987654321"):
         assert secret not in json.dumps(request)
     assert (request["max_tokens"], request["prompt_tokens"]) == (9, 3)
     assert request["env"][1] == {"name": "HOME", "value": "/home/u"}

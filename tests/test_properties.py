@@ -56,7 +56,7 @@ SCRIPTS = {
     "inject-bad-role.sh": "printf '%s'\n" % json.dumps(
         {"context_items": [{"role": "system", "content": OUTPUT_MARK}]}),
     "inject-too-big.sh": "printf '%s'\n" % json.dumps(
-        {"context_items": [{"role": "user", "content": OUTPUT_MARK * 300}]}),
+        {"context_items": [{"role": "user", "content": OUTPUT_MARK * 1100}]}),  # > 16384 bytes
     "flood.sh": "head -c 70000 /dev/zero | tr '\\0' 'x'\nprintf '%s'\n" % OUTPUT_MARK,
     "die.sh": "printf '%s'\nkill -KILL $$\n" % OUTPUT_MARK,
 }

@@ -290,6 +290,13 @@ def test_affected_paths_keep_only_contained_paths(project, path, kept):
     (".\\./x/hook.sh", "command has a '..' path component"),
     ("PYTHONPATH=x:../lib python3 s.py", "command has a '..' path component"),
     ("echo 'unbalanced", "command has an unbalanced quote"),
+    ("c\\\nd .. ; pwd", "command spans lines"),
+    ("true\nc\\d x", "command spans lines"),
+    ("cat .?/x", "command has a glob that can match '..'"),
+    ("cat .[.]/x", "command has a glob that can match '..'"),
+    ("cat .*/x", "command has a glob that can match '..'"),
+    ("grep -f../pat x", "command has a '..' path component"),
+    ("curl -d@../x", "command has a '..' path component"),
 ])
 def test_preflight_rejections_are_runner_failures(project, command, reason):
     result = run_before(project, [hook(command)])
@@ -315,12 +322,14 @@ def test_absolute_paths_follow_tools_bash_setting(project):
 def test_preflight_allows_the_spec_safe_examples():
     for command in ("./scripts/magi-hooks/audit-jsonl.sh", "scripts/magi-hooks/after-log.sh",
                     "python3 scripts/magi-hooks/audit.py", "/usr/bin/env true",
-                    "./a.sh 'two words' \"x\\\"y\""):
+                    "./a.sh 'two words' \"x\\\"y\"", "./hook.sh # it's fine", "ls ./*.sh",
+                    "./a.sh .git/x --out=.hidden/y"):
         assert magihook.preflight_rejection(command, True) is None
 
 
 def test_quoted_absolute_paths_are_seen_when_disallowed():
-    for command in ("\\/bin/true", "'/bin/true'", "x=/etc/passwd ./a.sh", "./a.sh --in=/etc/x"):
+    for command in ("\\/bin/true", "'/bin/true'", "x=/etc/passwd ./a.sh", "./a.sh --in=/etc/x",
+                    "cat -f/etc/passwd"):
         assert magihook.preflight_rejection(command, False) == (
             "command has an absolute path and tools.bash.absolute_paths is false"), command
 
