@@ -2503,6 +2503,8 @@ class PreparedPayload:
 
     stdin: bytes
     spill_dir: Optional[str] = None
+    status: str = "inline"  # payload.status: inline, referenced or omitted_too_large
+    body_bytes: int = 0     # size of the request/result bodies when they are not inline
 
     def cleanup(self) -> None:
         if self.spill_dir is not None:
@@ -2510,8 +2512,13 @@ class PreparedPayload:
             self.spill_dir = None
 
 
-def prepare_payload(hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
-    """Hook stdin, at most STDIN_MAX_BYTES: inline, else payload_ref, else omitted_too_large."""
+def prepare_payload(
+    hook: HookDefinition, event: ToolEvent,
+    write_spill: Optional[Callable[[bytes], Optional[Tuple[Optional[str], Dict[str, Any]]]]] = None,
+) -> PreparedPayload:
+    """Hook stdin, at most STDIN_MAX_BYTES: inline, else payload_ref, else omitted_too_large.
+
+    `write_spill` makes the payload_ref file (`--explain` passes one that writes nothing)."""
     bodies = payload_bodies(hook, event)
     inline = payload_envelope(hook, event, bodies, {"inline": True, "status": "inline",
                                                     "data": bodies}, None, bodies)
@@ -2520,7 +2527,7 @@ def prepare_payload(hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
         return PreparedPayload(stdin)
     spilled = dump_json(bodies)
     if len(spilled) <= PAYLOAD_REF_MAX_BYTES:
-        spill = _write_spill_file(spilled)
+        spill = (write_spill or _write_spill_file)(spilled)
         if spill is not None:
             spill_dir, ref = spill
             ref["payload_mode"] = hook.payload
@@ -2528,9 +2535,11 @@ def prepare_payload(hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
             envelope = payload_envelope(hook, event, bodies, {"inline": False,
                                         "status": "referenced"}, ref, summaries)
             try:
-                return PreparedPayload(_bounded(dump_json(envelope)), spill_dir)
+                return PreparedPayload(_bounded(dump_json(envelope)), spill_dir, "referenced",
+                                       len(spilled))
             except PayloadTooLarge:
-                _remove_spill_dir(spill_dir)
+                if spill_dir is not None:
+                    _remove_spill_dir(spill_dir)
                 raise
         reason = "payload_ref_unavailable"
     else:
@@ -2538,7 +2547,7 @@ def prepare_payload(hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
     summaries = _body_summaries(bodies, "omitted_too_large", len(spilled), reason)
     envelope = payload_envelope(hook, event, bodies, {"inline": False,
                                 "status": "omitted_too_large"}, None, summaries)
-    return PreparedPayload(_bounded(dump_json(envelope)))
+    return PreparedPayload(_bounded(dump_json(envelope)), None, "omitted_too_large", len(spilled))
 
 
 class PayloadTooLarge(MagihookError):
@@ -3636,26 +3645,21 @@ def _explain_hook(settings: Settings, hook: HookDefinition, event: ToolEvent) ->
 def preview_payload(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
     """The stdin prepare_payload would give the hook, without writing a payload_ref file: when
     the bodies would be referenced, only their size is told."""
-    bodies = payload_bodies(hook, event)
-    stdin = dump_json(payload_envelope(
-        hook, event, bodies, {"inline": True, "status": "inline", "data": bodies}, None, bodies))
-    preview: Dict[str, Any] = {"mode": hook.payload, "status": "inline"}
-    if len(stdin) <= STDIN_MAX_BYTES:
-        return dict(preview, stdin=stdin.decode("utf-8"), stdin_bytes=len(stdin))
-    body_bytes = len(dump_json(bodies))
+    preview: Dict[str, Any] = {"mode": hook.payload}
     try:
-        if body_bytes <= PAYLOAD_REF_MAX_BYTES:
-            # The referenced envelope still holds the context: if that alone passes the cap, the
-            # hook fails (only within a few hundred bytes of the cap can this miss it).
-            _bounded(dump_json(payload_envelope(
-                hook, event, bodies, {"inline": False, "status": "referenced"}, None, {})))
-            return dict(preview, status="referenced", body_bytes=body_bytes)
-        # Past PAYLOAD_REF_MAX_BYTES prepare_payload writes nothing: the bodies are omitted.
-        stdin = prepare_payload(hook, event).stdin
+        prepared = prepare_payload(hook, event, write_spill=_unwritten_spill)
     except PayloadTooLarge as exc:
         return dict(preview, status="failed", message=str(exc))
-    return dict(preview, status="omitted_too_large", stdin=stdin.decode("utf-8"),
-                stdin_bytes=len(stdin))
+    if prepared.status == "referenced":
+        return dict(preview, status="referenced", body_bytes=prepared.body_bytes)
+    return dict(preview, status=prepared.status, stdin=prepared.stdin.decode("utf-8"),
+                stdin_bytes=len(prepared.stdin))
+
+
+def _unwritten_spill(data: bytes) -> Tuple[Optional[str], Dict[str, Any]]:
+    """A payload_ref for `--explain`: the real one's shape, no file."""
+    return None, {"path": None, "bytes": len(data), "payload_mode": None,
+                  "media_type": "application/json", "digest_sha256": None}
 
 
 def explain_lines(explained: Mapping[str, Any]) -> List[str]:
