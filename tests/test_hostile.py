@@ -457,6 +457,108 @@ def test_non_blocking_stdout_is_waited_on(project):
     assert json.loads(stdout)["tool_result"] == event["result"]
 
 
+# --- 2b. how a hook starts ----------------------------------------------------------------------
+# A hook whose cwd is magihook's own starts by posix_spawn; elsewhere (or when magihook's own
+# descriptors 0-2 are closed, so its pipes take those numbers) by subprocess.Popen.  Both must
+# give the hook the same world: its cwd, only descriptors 0-2 (none of the caller's inheritable
+# ones), its own session and process group, SIGPIPE and SIGXFSZ back at their defaults, the same
+# blocked signals, and the payload on stdin.
+
+PROBE = r"""#!/bin/bash
+ls /proc/$$/fd > "$TMPDIR/fds.txt"
+payload=$(cat)
+[[ $payload == *'"call_id":"call_1"'* ]] && stdin=payload || stdin=none
+stat=$(< /proc/$$/stat)
+set -- ${stat##*) }
+ignored=$(sed -n 's/^SigIgn:\t//p' /proc/$$/status)
+blocked=$(sed -n 's/^SigBlk:\t//p' /proc/$$/status)
+printf '{"context_items":[{"role":"user","content":"cwd=%s fds=%s leader=%s ignored=%s blocked=%s stdin=%s"}]}' \
+  "$(pwd -P)" "$(sort -n "$TMPDIR/fds.txt" | tr '\n' ,)" \
+  "$([[ $3 == $$ && $4 == $$ ]] && echo yes || echo no)" "$ignored" "$blocked" "$stdin"
+"""
+PIPE_AND_XFSZ = 1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1)
+# glibc's posix_spawn leaves its internal signals (32 up to SIGRTMIN) ignored in the child; a
+# glibc program installs its own handlers for them, and no other program may use them.
+LIBC_INTERNAL = sum(1 << (signum - 1) for signum in range(32, signal.SIGRTMIN))
+
+
+def probe_report(content, cwd):
+    """The probe's report, checked for what must hold whichever way the hook started."""
+    fields = dict(field.split("=", 1) for field in content.split(" "))
+    assert (fields["cwd"], fields["fds"], fields["leader"], fields["stdin"]) == (
+        str(cwd), "0,1,2,255,", "yes", "payload")  # 255: bash's own descriptor on the script
+    ignored = int(fields["ignored"], 16)
+    assert ignored & PIPE_AND_XFSZ == 0
+    return ignored & ~LIBC_INTERNAL, fields["blocked"]
+
+
+@pytest.fixture
+def probe(tmp_path, monkeypatch):
+    """The probe script, a second folder to run it in, and TMPDIR for its listing."""
+    folder = tmp_path / "probe"
+    folder.mkdir()
+    write_script(folder, "probe.sh", PROBE)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    return str(folder / "probe.sh"), other
+
+
+def probe_hooks(command):
+    return {"enabled": True, "after_tool": [{"command": command, "payload": "full",
+                                             "provider_context_injection": True}]}
+
+
+def reports_from_both_folders(project, elsewhere, context_items):
+    """The probe's reports with the hook's cwd ours, then elsewhere, while the caller holds an
+    inheritable pipe; `context_items(cwd)` runs the hook and returns the result's items."""
+    leak_read, leak_write = os.pipe()
+    os.set_inheritable(leak_read, True)
+    os.set_inheritable(leak_write, True)
+    reports = []
+    try:
+        for cwd in (project, elsewhere):
+            content = [item["content"] for item in context_items(cwd, (leak_read, leak_write))]
+            assert len(content) == 1, content
+            reports.append(probe_report(content[0], cwd))
+    finally:
+        os.close(leak_read)
+        os.close(leak_write)
+    return reports
+
+
+@pytest.mark.parametrize("closed", [(), (2,)], ids=["stdio-open", "stderr-closed"])
+def test_a_hook_starts_the_same_in_its_cwd_and_elsewhere(project, probe, closed):
+    command, elsewhere = probe
+    config = write_settings(project, probe_hooks(command))
+
+    def context_items(cwd, leaked):
+        (project / "event.json").write_text(json.dumps(after_event(context={"cwd": str(cwd)})))
+        with open(project / "event.json", "rb") as stdin:
+            done = subprocess.run(
+                [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
+                 str(config)], stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60,
+                pass_fds=leaked, preexec_fn=lambda: [os.close(fd) for fd in closed])
+        assert done.returncode == 0, done
+        return json.loads(done.stdout)["context_items"]
+
+    first, second = reports_from_both_folders(project, elsewhere, context_items)
+    assert first == second
+
+
+def test_an_api_caller_s_inheritable_descriptors_stay_out_of_hooks(project, probe, monkeypatch):
+    command, elsewhere = probe
+    settings = magihook.settings_from_document({"hooks": probe_hooks(command)})
+    monkeypatch.chdir(project)
+
+    def context_items(cwd, leaked):
+        return magihook.run_phase(settings, "after_tool",
+                                  after_event(context={"cwd": str(cwd)}))["context_items"]
+
+    first, second = reports_from_both_folders(project, elsewhere, context_items)
+    assert first == second
+
+
 # --- 3. hostile input ---------------------------------------------------------------------------
 
 def deep(levels, opener, closer):
