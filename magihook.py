@@ -1409,8 +1409,9 @@ def decode_event(raw: bytes) -> Dict[str, Any]:
     if not text.strip():
         raise InputError("input is empty: expected one JSON object")
     try:
-        document = json.loads(text, parse_constant=_reject_constant, parse_float=_event_float,
-                              parse_int=_event_int)
+        if text.startswith("\ufeff"):  # what json.loads says of a BOM; decode() would not check
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        document = _event_decoder().decode(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             "input is not valid JSON: %s at line %d, column %d" % (exc.msg, exc.lineno, exc.colno)
@@ -1424,6 +1425,13 @@ def decode_event(raw: bytes) -> Dict[str, Any]:
     if _nesting_depth(document) > EVENT_MAX_DEPTH:
         raise InputError("input is nested deeper than %d levels" % EVENT_MAX_DEPTH)
     return document
+
+
+@functools.lru_cache(maxsize=1)
+def _event_decoder() -> json.JSONDecoder:
+    """json.loads with these hooks would build a new decoder (and scanner) for every event."""
+    return json.JSONDecoder(parse_constant=_reject_constant, parse_float=_event_float,
+                            parse_int=_event_int)
 
 
 def _event_float(text: str) -> float:
@@ -2745,11 +2753,14 @@ class HookProcess:
                     pass
 
 
-def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None) -> HookProcess:
+def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, *,
+               fds_private: bool = False) -> HookProcess:
     """Start `/bin/bash -lc command` in a new session (its own process group) on three pipes.
 
-    Raises OSError or ValueError when it cannot start.  Run it with signals held (SignalsHeld):
-    an exception between the fork and the return would leave a hook nobody knows the pid of.
+    `fds_private`: the caller has made every descriptor above 2 non-inheritable and opens none
+    that is (`run --stream`: _make_fds_private), so they need not be listed for each hook.  Raises
+    OSError or ValueError when it cannot start.  Run it with signals held (SignalsHeld): an
+    exception between the fork and the return would leave a hook nobody knows the pid of.
     """
     ours: List[int] = []
     child: List[int] = []
@@ -2759,7 +2770,7 @@ def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None) 
             ours.append(write_end if not child else read_end)
             child.append(read_end if not child else write_end)
         argv = HOOK_SHELL + (command,)
-        pid: Optional[int] = _posix_spawn_hook(argv, cwd, env, child)
+        pid: Optional[int] = _posix_spawn_hook(argv, cwd, env, child, fds_private)
         popen = None
         if pid is None:
             import subprocess
@@ -2782,7 +2793,7 @@ _DEFAULT_IN_HOOK = ("SIGPIPE", "SIGXFSZ")
 
 
 def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str, str]],
-                      child: Sequence[int]) -> Optional[int]:
+                      child: Sequence[int], fds_private: bool) -> Optional[int]:
     """posix_spawn the hook (vfork-fast, and `subprocess` need not be imported): its pid, or
     None where only subprocess can do what the hook needs.
 
@@ -2803,14 +2814,14 @@ def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str
     closefrom = getattr(os, "POSIX_SPAWN_CLOSEFROM", None)  # Python 3.13
     if closefrom is not None:
         actions.append((closefrom, 3))
-    else:
+    elif not fds_private:
         inherited = _inheritable_fds()
         if inherited is None:
             return None
         actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)  # type: ignore[attr-defined]
-    import signal
+    import _signal
 
-    defaults = [getattr(signal, name) for name in _DEFAULT_IN_HOOK if hasattr(signal, name)]
+    defaults = [getattr(_signal, name) for name in _DEFAULT_IN_HOOK if hasattr(_signal, name)]
     try:
         return spawn(argv[0], argv, _spawn_environment() if env is None else env,
                      file_actions=actions, setsid=True, setsigdef=defaults)
@@ -2819,11 +2830,25 @@ def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str
 
 
 def _spawn_environment() -> Optional[Mapping[Any, Any]]:
-    """Our environment for posix_spawn.  Converting os.environ, one decoded str at a time, costs
-    ~50 µs a hook; 3.13 takes None for "as is", and a bytes copy is ten times cheaper."""
+    """Our environment for posix_spawn: None ("as is") on 3.13.  Before, os.environ's own store
+    of encoded bytes: handing over os.environ itself decodes and re-encodes every variable,
+    ~20-50 µs a hook."""
     if sys.version_info >= (3, 13):
         return None
-    return dict(os.environb) if os.supports_bytes_environ else os.environ
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else os.environ
+
+
+def _make_fds_private() -> bool:
+    """Make the descriptors above 2 that we were started with close-on-exec, as close_fds does
+    in each child; True when done (Python opens none inheritable itself)."""
+    inherited = _inheritable_fds()
+    for fd in inherited or ():
+        try:
+            os.set_inheritable(fd, False)
+        except OSError:
+            return False
+    return inherited is not None
 
 
 def _inheritable_fds() -> Optional[List[int]]:
@@ -2849,7 +2874,8 @@ class SignalsHeld:
     delivers the first one held to the handler that was in place.
 
     Handlers can only be changed, and only run, in the main thread; elsewhere nothing is held.
-    A handler installed outside Python cannot be put back, so that signal is left alone.
+    A handler installed outside Python cannot be put back, so that signal is left alone.  It
+    uses the C module under `signal`, whose calls are ten times cheaper (it runs twice a hook).
     """
 
     def __init__(self) -> None:
@@ -2857,14 +2883,14 @@ class SignalsHeld:
         self._held: List[int] = []
 
     def __enter__(self) -> SignalsHeld:
-        import signal
+        import _signal
 
         for name in INTERRUPT_SIGNALS:
-            signum = getattr(signal, name)
-            handler = signal.getsignal(signum)
+            signum = getattr(_signal, name)
+            handler = _signal.getsignal(signum)
             if handler is not None:
                 try:
-                    signal.signal(signum, self._hold)
+                    _signal.signal(signum, self._hold)
                 except ValueError:  # not the main thread
                     break
                 self._previous[signum] = handler
@@ -2874,12 +2900,12 @@ class SignalsHeld:
         self._held.append(signum)
 
     def __exit__(self, *exc_info: Any) -> None:
-        import signal
+        import _signal
 
         for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+            _signal.signal(signum, handler)
         if self._held:
-            signal.raise_signal(self._held[0])
+            _signal.raise_signal(self._held[0])
 
 
 def communicate(
@@ -3083,10 +3109,10 @@ def _signal_name(number: int) -> Optional[str]:
 
 
 def _kill_group(pgid: int) -> None:
-    import signal
+    import _signal
 
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, _signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -3827,10 +3853,12 @@ class PhaseRun:
     """Everything one `run_phase` call produces, gathered in the order it happens."""
 
     def __init__(self, settings: Settings, session: Optional[SessionFile],
-                 on_row: Optional[Callable[[Mapping[str, Any]], None]]) -> None:
+                 on_row: Optional[Callable[[Mapping[str, Any]], None]],
+                 fds_private: bool = False) -> None:
         self.settings = settings
         self.session = session
         self.on_row = on_row
+        self.fds_private = fds_private  # see start_hook
         self.events: List[Dict[str, Any]] = []
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
@@ -3910,13 +3938,15 @@ def run_phase(
 def _run_phase(
     settings: Settings, phase: str, event: Mapping[str, Any], session_path: Optional[str] = None,
     cwd: Optional[str] = None, on_row: Optional[Callable[[Mapping[str, Any]], None]] = None,
+    fds_private: bool = False,
 ) -> PhaseResult:
     """run_phase for an event known to be plain JSON (decode_event's output): the CLI skips the
-    API's walk over the whole event, which costs seconds on a 32 MiB one."""
+    API's walk over the whole event, which costs seconds on a 32 MiB one.  `fds_private`: see
+    start_hook."""
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
-    run = PhaseRun(settings, session, on_row)
+    run = PhaseRun(settings, session, on_row, fds_private)
     try:
         verdict = _run_hooks(run, hooks, tool_event)
     finally:
@@ -3987,8 +4017,7 @@ def _run_one_hook(
     Returns the hook as its outcome is to be judged (a dialect deny judges it under policy
     `block`), the outcome, and the dialect hook's validated context (None otherwise).
     """
-    run.lifecycle(hook, event, "started")
-    outcome = _execute(hook, event, run.settings)
+    outcome = _execute(run, hook, event)
     answer = read_dialect_answer(hook, event, outcome) if hook.dialect != MAGIHOOK_DIALECT else None
     if answer is not None:
         outcome = answer.outcome
@@ -4001,34 +4030,27 @@ def _run_one_hook(
     return hook, outcome, answer.injection if answer is not None else None
 
 
-def _execute(hook: HookDefinition, event: ToolEvent, settings: Settings) -> HookOutcome:
-    """Preflight, payload, process: every way a hook can fail ends as a HookOutcome."""
+def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
+    """Preflight, payload, process: every way a hook can fail ends as a HookOutcome.
+
+    The `started` record is written once the hook is on its way (or has failed to start):
+    bash takes milliseconds to load, and the record costs the call nothing meanwhile.
+    """
     started = time.monotonic()
-    command = dialect_command(hook, event)
-    rejection = preflight_rejection(command, settings.absolute_paths)
-    if rejection is not None:
-        return HookOutcome("runner", "command rejected by preflight: " + rejection,
-                           elapsed_ms=_elapsed_ms(started))
-    cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
     process: Optional[HookProcess] = None
     try:
-        # Signals wait while a payload_ref file is made and the hook starts: neither the file
-        # nor the hook may be left behind unknown.
-        with SignalsHeld():
-            try:
-                prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
-                            else dialect_payload(hook, event))
-            except PayloadTooLarge as exc:
-                return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
-            except (ValueError, TypeError, RecursionError, OSError):
-                return HookOutcome("stdin", "hook payload envelope could not be built",
-                                   elapsed_ms=_elapsed_ms(started))
-            try:
-                process = start_hook(command, cwd, dialect_env(hook, event))
-            except (OSError, ValueError) as exc:
-                return HookOutcome("runner", _spawn_failure(exc, cwd),
-                                   elapsed_ms=_elapsed_ms(started))
+        try:
+            # Signals wait while a payload_ref file is made and the hook starts: neither the
+            # file nor the hook may be left behind unknown.
+            with SignalsHeld():
+                prepared, process = _launch(hook, event, run)
+            failure = None
+        except _LaunchFailed as exc:
+            failure = HookOutcome(exc.category, str(exc), elapsed_ms=_elapsed_ms(started))
+        run.lifecycle(hook, event, "started")
+        if failure is not None:
+            return failure
         return communicate(process, prepared.stdin, started, hook.timeout_seconds,
                            (hook.stdout_max_bytes, hook.stderr_max_bytes))
     finally:
@@ -4037,6 +4059,37 @@ def _execute(hook: HookDefinition, event: ToolEvent, settings: Settings) -> Hook
                 if process is not None:
                     end_hook(process)
                 prepared.cleanup()
+
+
+class _LaunchFailed(MagihookError):
+    """A hook that could not start; `category` is its failure category."""
+
+    def __init__(self, category: str, message: str) -> None:
+        super().__init__(message)
+        self.category = category
+
+
+def _launch(hook: HookDefinition, event: ToolEvent,
+            run: PhaseRun) -> Tuple[PreparedPayload, HookProcess]:
+    """Preflight, the payload, the process: what a started hook needs, or _LaunchFailed."""
+    command = dialect_command(hook, event)
+    rejection = preflight_rejection(command, run.settings.absolute_paths)
+    if rejection is not None:
+        raise _LaunchFailed("runner", "command rejected by preflight: " + rejection)
+    try:
+        prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
+                    else dialect_payload(hook, event))
+    except PayloadTooLarge as exc:
+        raise _LaunchFailed("stdin", str(exc)) from None
+    except (ValueError, TypeError, RecursionError, OSError):
+        raise _LaunchFailed("stdin", "hook payload envelope could not be built") from None
+    cwd = event.context["cwd"]
+    try:
+        return prepared, start_hook(command, cwd, dialect_env(hook, event),
+                                    fds_private=run.fds_private)
+    except (OSError, ValueError) as exc:
+        prepared.cleanup()
+        raise _LaunchFailed("runner", _spawn_failure(exc, cwd)) from None
 
 
 def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
@@ -5050,6 +5103,7 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
     if sys.stdin is None:  # started with stdin closed: an empty stream
         return 0
     _make_blocking(sys.stdin)
+    fds_private = _make_fds_private()  # once, rather than a listing for every hook
     for line in stream_lines(sys.stdin.buffer):
         if not line.strip(b" \t\r"):
             continue
@@ -5057,7 +5111,7 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
             settings = watcher.current()
             document = decode_event(line)
             result = _run_phase(settings, stream_phase(document), document,
-                               session_path=session_path, on_row=on_row)
+                               session_path=session_path, on_row=on_row, fds_private=fds_private)
         except Interrupted:
             raise
         except MagihookError as exc:

@@ -527,18 +527,23 @@ def reports_from_both_folders(project, elsewhere, context_items):
     return reports
 
 
-@pytest.mark.parametrize("closed", [(), (2,)], ids=["stdio-open", "stderr-closed"])
-def test_a_hook_starts_the_same_in_its_cwd_and_elsewhere(project, probe, closed):
+@pytest.mark.parametrize("closed, mode", [((), "run"), ((2,), "run"), ((), "stream")],
+                         ids=["stdio-open", "stderr-closed", "stream"])
+def test_a_hook_starts_the_same_in_its_cwd_and_elsewhere(project, probe, closed, mode):
     command, elsewhere = probe
     config = write_settings(project, probe_hooks(command))
+    run = ["--phase", "after_tool"] if mode == "run" else ["--stream"]
 
     def context_items(cwd, leaked):
-        (project / "event.json").write_text(json.dumps(after_event(context={"cwd": str(cwd)})))
+        event = after_event(context={"cwd": str(cwd)})
+        if mode == "stream":
+            event["phase"] = "after_tool"
+        (project / "event.json").write_text(json.dumps(event) + "\n")
         with open(project / "event.json", "rb") as stdin:
             done = subprocess.run(
-                [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
-                 str(config)], stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60,
-                pass_fds=leaked, preexec_fn=lambda: [os.close(fd) for fd in closed])
+                [sys.executable, str(MAGIHOOK), "run", *run, "--config", str(config)],
+                stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60, pass_fds=leaked,
+                preexec_fn=lambda: [os.close(fd) for fd in closed])
         assert done.returncode == 0, done
         return json.loads(done.stdout)["context_items"]
 
