@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import py_compile
+import re
 import shutil
 import statistics
 import subprocess
@@ -45,15 +46,16 @@ import corpus  # noqa: E402
 
 MIB = 1024 * 1024
 BASH = ["/bin/bash", "-lc"]
-# pip's console-script template (pip >= 22), with the interpreter as its shebang.
+# pip's console-script template (pip >= 22), with the interpreter as its shebang and the entry
+# point pyproject.toml declares.
 LAUNCHER = """#!{python}
 # -*- coding: utf-8 -*-
 import re
 import sys
-from magihook import main
+from {module} import {function}
 if __name__ == '__main__':
     sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
-    sys.exit(main())
+    sys.exit({function}())
 """
 JSON_BASELINE = "import json,sys; json.load(sys.stdin)"
 HOOK_BASELINE = ("import json,subprocess,sys; json.load(sys.stdin); "
@@ -128,8 +130,9 @@ class Sandbox:
         # Written regardless of PYTHONDONTWRITEBYTECODE: an installed package has its .pyc.
         py_compile.compile(self.module, doraise=True)
         self.launcher = os.path.join(self.root, "magihook")
+        module, function = entry_point()
         with open(self.launcher, "w") as handle:
-            handle.write(LAUNCHER.format(python=sys.executable))
+            handle.write(LAUNCHER.format(python=sys.executable, module=module, function=function))
         os.chmod(self.launcher, 0o755)
         self.env = {key: value for key, value in os.environ.items() if key != "MAGIHOOK_CONFIG"}
         self.env.update(HOME=self.home, PYTHONPATH=self.lib)
@@ -173,6 +176,15 @@ class Sandbox:
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def entry_point() -> Tuple[str, str]:
+    """The `magihook` console script's module and function, as pyproject.toml declares them."""
+    with open(os.path.join(ROOT, "pyproject.toml")) as handle:
+        found = re.search(r'^magihook\s*=\s*"([\w.]+):(\w+)"', handle.read(), re.M)
+    if found is None:
+        raise SystemExit("bench: no magihook console script in pyproject.toml")
+    return found.group(1), found.group(2)
 
 
 def load_module(path: str) -> Any:

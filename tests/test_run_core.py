@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,31 @@ def test_version_is_the_same_through_every_entry_point():
         pytest.skip("console script not installed (pip install -e .)")
     installed = subprocess.run([script, "--version"], capture_output=True, text=True)
     assert installed.stdout == expected
+
+
+@pytest.mark.parametrize("phase, code", [("after_tool", 0), ("bogus", 2)])
+def test_the_command_exits_with_main_s_code_and_without_teardown(project, phase, code):
+    """console_main (the console script, -m and the file) ends with os._exit once main() has
+    returned: everything it writes is out, exit handlers do not run."""
+    event = after_event(content="z" * 300_000)  # a result far bigger than a pipe's buffer
+    probe = ("import atexit, sys; sys.path.insert(0, %r); import magihook; "
+             "atexit.register(print, 'teardown ran'); "
+             "sys.argv = ['magihook', 'run', '--phase', %r]; magihook.console_main()"
+             % (str(ROOT), phase))
+    done = subprocess.run([sys.executable, "-c", probe], input=json.dumps(event).encode(),
+                          capture_output=True, cwd=project, timeout=60)
+    assert done.returncode == code
+    if code == 0:
+        assert (json.loads(done.stdout)["tool_result"], done.stderr) == (event["result"], b"")
+    else:
+        assert (done.stdout, done.stderr) == (b"", b"magihook: unknown phase 'bogus': expected "
+                                              b"one of before_tool, after_tool, after_assistant, "
+                                              b"after_reasoning (see magihook --help)\n")
+
+
+def test_the_console_script_is_console_main():
+    declared = re.search(r'^magihook = "(.*)"$', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert declared is not None and declared.group(1) == "magihook:console_main"
 
 
 def test_python_dash_m_and_file_give_identical_results(project):
