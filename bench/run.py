@@ -238,7 +238,8 @@ def bench_inert(box: Sandbox, repeat: int) -> List[Row]:
         item = "1 inert: " + name
         if "not cached" in name:
             rows.append(info_row(item, samples[name], samples["baseline"],
-                                 "compiles ~100 KB of source each run"))
+                                 "compiles %d KB of source each run" % (
+                                     os.path.getsize(box.module) // 1000)))
         else:
             rows.append(ratio_row(item, samples[name], samples["baseline"], 1.10))
     rows.append(info_row("1 inert: console script, python -S (light site)",
@@ -295,34 +296,44 @@ def bench_hook(box: Sandbox, repeat: int) -> List[Row]:
 # --- 3. --stream ---------------------------------------------------------------------------------
 
 class StreamProcess:
-    """A `magihook run --stream` child, one line in, one line out."""
+    """A `magihook run --stream` child (or another line-for-line server), one line in, one out."""
 
-    def __init__(self, box: Sandbox, *args: str) -> None:
-        self.process = box.popen(box.magihook("run", "--stream", *args), stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    def __init__(self, box: Sandbox, *args: str, argv: Optional[Sequence[str]] = None) -> None:
+        self.process = box.popen(argv or box.magihook("run", "--stream", *args),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
 
     def ask(self, line: bytes) -> bytes:
         self.process.stdin.write(line)
         self.process.stdin.flush()
         return self.process.stdout.readline()
 
-    def close(self) -> None:
+    def close(self) -> bytes:
+        """End of input; what it wrote on stderr."""
         self.process.stdin.close()
+        stderr = self.process.stderr.read()
         self.process.wait(timeout=60)
+        return stderr
 
 
-def bench_stream(box: Sandbox, repeat: int, events: int) -> List[Row]:
+def bench_stream(box: Sandbox, repeat: int, events: int) -> Tuple[List[Row], List[str]]:
     line = json.dumps(dict(BASH_EVENT, phase="before_tool")).encode() + b"\n"
     config = box.settings("true.json", {"enabled": True, "before_tool": [{"command": "true"}]})
     hooked = StreamProcess(box, "--config", config)
-    assert statuses(json.loads(hooked.ask(line))) == ["started", "success"]
+    floor = StreamProcess(box, argv=[sys.executable, os.path.join(HERE, "stream_floor.py")])
+    traced = StreamProcess(box, argv=[sys.executable, os.path.join(HERE, "stream_trace.py"),
+                                      box.module, "--config", config])
+    for server in (hooked, traced):
+        assert statuses(json.loads(server.ask(line))) == ["started", "success"]
 
-    def one_event() -> float:
-        started = time.perf_counter()
-        answer = hooked.ask(line)
-        elapsed = time.perf_counter() - started
-        assert b'"success"' in answer, answer[:300]
-        return elapsed
+    def asking(server: StreamProcess, expect: bytes) -> Callable[[], float]:
+        def one_event() -> float:
+            started = time.perf_counter()
+            answer = server.ask(line)
+            elapsed = time.perf_counter() - started
+            assert expect in answer, answer[:300]
+            return elapsed
+        return one_event
 
     def one_spawn() -> float:
         started = time.perf_counter()
@@ -351,16 +362,24 @@ def bench_stream(box: Sandbox, repeat: int, events: int) -> List[Row]:
                        capture_output=True, check=True)
         return time.perf_counter() - started
 
-    samples = interleaved({"baseline": one_spawn, "event": one_event, "api": in_process,
-                           "piped": one_piped_spawn}, repeat)
+    samples = interleaved({"baseline": one_spawn, "event": asking(hooked, b'"success"'),
+                           "api": in_process, "piped": one_piped_spawn,
+                           "floor": asking(floor, b'"continue"'),
+                           "traced": asking(traced, b'"success"')}, repeat)
     hooked.close()
+    floor.close()
+    steps = json.loads(traced.close().decode().splitlines()[-1])
     rows = [ratio_row("3 --stream: per event, one `true` hook", samples["event"],
                       samples["baseline"], 1.05, "baseline: one `bash -lc true` spawn from Python"),
             info_row("3 --stream: per event, vs a spawn with stdin piped, output captured",
                      samples["event"], samples["piped"], "baseline: subprocess.run(input=payload, "
                      "capture_output=True)"),
             info_row("3 run_phase() in-process, one `true` hook", samples["api"],
-                     samples["baseline"], "the stream's pipeline without its process hop")]
+                     samples["baseline"], "the stream's pipeline without its process hop"),
+            info_row("3 floor: a minimal Python stream (posix_spawn, pipes, a JSON line each "
+                     "way)", samples["floor"], samples["baseline"], "bench/stream_floor.py")]
+    notes = ["--stream, one event with one `true` hook, from the inside (bench/stream_trace.py, "
+             "median µs): " + ", ".join("%s %.0f" % step for step in steps.items())]
 
     inert = StreamProcess(box)
     json.loads(inert.ask(line))  # started and answering: start-up is not part of the rate
@@ -381,7 +400,7 @@ def bench_stream(box: Sandbox, repeat: int, events: int) -> List[Row]:
     rows.append(Row("3 --stream: inert events per second", "%.0f/s" % rate, target="≥ 5000/s",
                     ok=rate >= 5000, note="%d events piped, %.1f µs each" % (
                         events, elapsed / events * 1e6)))
-    return rows
+    return rows, notes
 
 
 # --- 4. floods -----------------------------------------------------------------------------------
@@ -607,7 +626,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if "hook" in only:
             rows += bench_hook(box, repeat)
         if "stream" in only:
-            rows += bench_stream(box, repeat * 10, 2000 if args.quick else 20000)
+            stream_rows, stream_notes = bench_stream(box, repeat * 10, 2000 if args.quick else 20000)
+            rows += stream_rows
+            notes += stream_notes
         if "flood" in only:
             rows += bench_flood(box, max(5, repeat // 3))
             rows += bench_big_payload(box, max(5, repeat // 2))
