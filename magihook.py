@@ -2755,13 +2755,16 @@ class HookProcess:
 
 
 def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, *,
-               fds_private: bool = False) -> HookProcess:
+               owns_process: bool = False) -> HookProcess:
     """Start `/bin/bash -lc command` in a new session (its own process group) on three pipes.
 
-    `fds_private`: the caller has made every descriptor above 2 non-inheritable and opens none
-    that is (`run --stream`: _make_fds_private), so they need not be listed for each hook.  Raises
-    OSError or ValueError when it cannot start.  Run it with signals held (SignalsHeld): an
-    exception between the fork and the return would leave a hook nobody knows the pid of.
+    `owns_process`: the caller is magihook's own CLI, which runs no other thread and has made the
+    descriptors it inherited private (make_fds_private).  Then nothing can change our cwd or
+    leak a descriptor between the checks and the spawn, and a hook whose cwd is ours is started
+    by posix_spawn; every other hook by subprocess.Popen, which changes directory and closes
+    descriptors in the child.  Raises OSError or ValueError when it cannot start.  Run it with
+    signals held (SignalsHeld): an exception between the fork and the return would leave a hook
+    nobody knows the pid of.
     """
     ours: List[int] = []
     child: List[int] = []
@@ -2771,7 +2774,7 @@ def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, 
             ours.append(write_end if not child else read_end)
             child.append(read_end if not child else write_end)
         argv = HOOK_SHELL + (command,)
-        pid: Optional[int] = _posix_spawn_hook(argv, cwd, env, child, fds_private)
+        pid = _posix_spawn_hook(argv, cwd, env, child) if owns_process else None
         popen = None
         if pid is None:
             import subprocess
@@ -2794,13 +2797,13 @@ _DEFAULT_IN_HOOK = ("SIGPIPE", "SIGXFSZ")
 
 
 def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str, str]],
-                      child: Sequence[int], fds_private: bool) -> Optional[int]:
+                      child: Sequence[int]) -> Optional[int]:
     """posix_spawn the hook (vfork-fast, and `subprocess` need not be imported): its pid, or
     None where only subprocess can do what the hook needs.
 
-    posix_spawn cannot chdir, so it is used only when the hook's cwd is already ours; it closes
-    no descriptors by itself, so the file actions close every inheritable one above 2, as
-    close_fds does.  Our pipe ends must not be 0-2, which the dup2 actions overwrite.
+    posix_spawn cannot chdir, so the hook's cwd must already be ours; our pipe ends must not be
+    0-2, which the dup2 actions overwrite.  It closes no descriptors by itself: the caller's are
+    private (start_hook's `owns_process`), ours are close-on-exec.
     """
     spawn = getattr(os, "posix_spawn", None)
     if spawn is None or min(child) <= 2:
@@ -2810,22 +2813,14 @@ def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str
             return None
     except OSError:  # our own cwd is gone
         return None
-    actions: List[Tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, fd, target)  # type: ignore[attr-defined]
-                                      for target, fd in enumerate(child)]
-    closefrom = getattr(os, "POSIX_SPAWN_CLOSEFROM", None)  # Python 3.13
-    if closefrom is not None:
-        actions.append((closefrom, 3))
-    elif not fds_private:
-        inherited = _inheritable_fds()
-        if inherited is None:
-            return None
-        actions.extend((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)  # type: ignore[attr-defined]
     import _signal
 
     defaults = [getattr(_signal, name) for name in _DEFAULT_IN_HOOK if hasattr(_signal, name)]
     try:
         return spawn(argv[0], argv, _spawn_environment() if env is None else env,
-                     file_actions=actions, setsid=True, setsigdef=defaults)
+                     file_actions=[(os.POSIX_SPAWN_DUP2, fd, target)  # type: ignore[attr-defined]
+                                   for target, fd in enumerate(child)],
+                     setsid=True, setsigdef=defaults)
     except NotImplementedError:  # no POSIX_SPAWN_SETSID in this C library
         return None
 
@@ -2840,33 +2835,22 @@ def _spawn_environment() -> Optional[Mapping[Any, Any]]:
     return data if isinstance(data, dict) else os.environ
 
 
-def _make_fds_private() -> bool:
-    """Make the descriptors above 2 that we were started with close-on-exec, as close_fds does
-    in each child; True when done (Python opens none inheritable itself)."""
-    inherited = _inheritable_fds()
-    for fd in inherited or ():
-        try:
-            os.set_inheritable(fd, False)
-        except OSError:
-            return False
-    return inherited is not None
-
-
-def _inheritable_fds() -> Optional[List[int]]:
-    """Our descriptors above 2 that a child would inherit, or None if they cannot be listed."""
+def make_fds_private() -> bool:
+    """Make the descriptors above 2 that this process inherited close-on-exec, as close_fds does
+    in each child; True when done (Python opens none inheritable itself), False when they cannot
+    be listed (no /proc)."""
     try:
         names = os.listdir("/proc/self/fd")
     except OSError:
-        return None
-    found = []
+        return False
     for name in names:
         fd = int(name)
         try:
             if fd > 2 and os.get_inheritable(fd):
-                found.append(fd)
+                os.set_inheritable(fd, False)
         except OSError:  # the listing's own descriptor, closed by now
             pass
-    return found
+    return True
 
 
 class SignalsHeld:
@@ -3855,11 +3839,11 @@ class PhaseRun:
 
     def __init__(self, settings: Settings, session: Optional[SessionFile],
                  on_row: Optional[Callable[[Mapping[str, Any]], None]],
-                 fds_private: bool = False) -> None:
+                 owns_process: bool = False) -> None:
         self.settings = settings
         self.session = session
         self.on_row = on_row
-        self.fds_private = fds_private  # see start_hook
+        self.owns_process = owns_process  # see start_hook
         self.events: List[Dict[str, Any]] = []
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
@@ -3939,15 +3923,15 @@ def run_phase(
 def _run_phase(
     settings: Settings, phase: str, event: Mapping[str, Any], session_path: Optional[str] = None,
     cwd: Optional[str] = None, on_row: Optional[Callable[[Mapping[str, Any]], None]] = None,
-    fds_private: bool = False,
+    owns_process: bool = False,
 ) -> PhaseResult:
     """run_phase for an event known to be plain JSON (decode_event's output): the CLI skips the
-    API's walk over the whole event, which costs seconds on a 32 MiB one.  `fds_private`: see
+    API's walk over the whole event, which costs seconds on a 32 MiB one.  `owns_process`: see
     start_hook."""
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
-    run = PhaseRun(settings, session, on_row, fds_private)
+    run = PhaseRun(settings, session, on_row, owns_process)
     try:
         verdict = _run_hooks(run, hooks, tool_event)
     finally:
@@ -4087,10 +4071,12 @@ def _launch(hook: HookDefinition, event: ToolEvent,
     cwd = event.context["cwd"]
     try:
         return prepared, start_hook(command, cwd, dialect_env(hook, event),
-                                    fds_private=run.fds_private)
-    except (OSError, ValueError) as exc:
+                                    owns_process=run.owns_process)
+    except BaseException as exc:
         prepared.cleanup()
-        raise _LaunchFailed("runner", _spawn_failure(exc, cwd)) from None
+        if isinstance(exc, (OSError, ValueError)):
+            raise _LaunchFailed("runner", _spawn_failure(exc, cwd)) from None
+        raise
 
 
 def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
@@ -5041,7 +5027,8 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
     settings = load_settings(options.get("--config"))
     raw = read_event_input(sys.stdin)
     result = _run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"),
-                       on_row=_live_rows(out, bool(options.get("--tui"))))
+                       on_row=_live_rows(out, bool(options.get("--tui"))),
+                       owns_process=make_fds_private())
     out.json(result)
     return exit_code_for(result)
 
@@ -5104,7 +5091,7 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
     if sys.stdin is None:  # started with stdin closed: an empty stream
         return 0
     _make_blocking(sys.stdin)
-    fds_private = _make_fds_private()  # once, rather than a listing for every hook
+    owns_process = make_fds_private()
     for line in stream_lines(sys.stdin.buffer):
         if not line.strip(b" \t\r"):
             continue
@@ -5112,7 +5099,8 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
             settings = watcher.current()
             document = decode_event(line)
             result = _run_phase(settings, stream_phase(document), document,
-                               session_path=session_path, on_row=on_row, fds_private=fds_private)
+                               session_path=session_path, on_row=on_row,
+                               owns_process=owns_process)
         except Interrupted:
             raise
         except MagihookError as exc:
@@ -5223,7 +5211,8 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
     mapped = adapt_event(agent, decode_event(read_event_input(sys.stdin)))
     if mapped is None:
         return 0
-    result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"))
+    result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
+                       owns_process=make_fds_private())
     for warning in result["warnings"]:
         out.error(warning)
     answer = agent_answer(agent, result)

@@ -458,11 +458,11 @@ def test_non_blocking_stdout_is_waited_on(project):
 
 
 # --- 2b. how a hook starts ----------------------------------------------------------------------
-# A hook whose cwd is magihook's own starts by posix_spawn; elsewhere (or when magihook's own
-# descriptors 0-2 are closed, so its pipes take those numbers) by subprocess.Popen.  Both must
-# give the hook the same world: its cwd, only descriptors 0-2 (none of the caller's inheritable
-# ones), its own session and process group, SIGPIPE and SIGXFSZ back at their defaults, the same
-# blocked signals, and the payload on stdin.
+# From the CLI, a hook whose cwd is magihook's own starts by posix_spawn; elsewhere (or when
+# magihook's own descriptors 0-2 are closed, so its pipes take those numbers), and always from the
+# Python API, by subprocess.Popen.  Both must give the hook the same world: its cwd, only
+# descriptors 0-2 (none of the caller's inheritable ones), its own session and process group,
+# SIGPIPE and SIGXFSZ back at their defaults, the same blocked signals, and the payload on stdin.
 
 PROBE = r"""#!/bin/bash
 ls /proc/$$/fd > "$TMPDIR/fds.txt"
