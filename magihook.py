@@ -2759,7 +2759,7 @@ def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, 
     """Start `/bin/bash -lc command` in a new session (its own process group) on three pipes.
 
     `owns_process`: the caller is magihook's own CLI, which runs no other thread and has made the
-    descriptors it inherited private (make_fds_private).  Then nothing can change our cwd or
+    descriptors it inherited private (_make_fds_private).  Then nothing can change our cwd or
     leak a descriptor between the checks and the spawn, and a hook whose cwd is ours is started
     by posix_spawn; every other hook by subprocess.Popen, which changes directory and closes
     descriptors in the child.  Raises OSError or ValueError when it cannot start.  Run it with
@@ -2835,7 +2835,7 @@ def _spawn_environment() -> Optional[Mapping[Any, Any]]:
     return data if isinstance(data, dict) else os.environ
 
 
-def make_fds_private() -> bool:
+def _make_fds_private() -> bool:
     """Make the descriptors above 2 that this process inherited close-on-exec, as close_fds does
     in each child; True when done (Python opens none inheritable itself), False when they cannot
     be listed (no /proc)."""
@@ -5028,7 +5028,7 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
     raw = read_event_input(sys.stdin)
     result = _run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"),
                        on_row=_live_rows(out, bool(options.get("--tui"))),
-                       owns_process=make_fds_private())
+                       owns_process=_make_fds_private())
     out.json(result)
     return exit_code_for(result)
 
@@ -5091,7 +5091,7 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
     if sys.stdin is None:  # started with stdin closed: an empty stream
         return 0
     _make_blocking(sys.stdin)
-    owns_process = make_fds_private()
+    owns_process = _make_fds_private()
     for line in stream_lines(sys.stdin.buffer):
         if not line.strip(b" \t\r"):
             continue
@@ -5212,7 +5212,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
     if mapped is None:
         return 0
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
-                       owns_process=make_fds_private())
+                       owns_process=_make_fds_private())
     for warning in result["warnings"]:
         out.error(warning)
     answer = agent_answer(agent, result)
