@@ -2900,8 +2900,9 @@ def communicate(
 
     Differences from subprocess._communicate: reads stop at the byte caps, the loop ends when the
     hook exits (not when the pipes close, which a grandchild can delay forever), and stdin writes
-    are non-blocking so a hook that never reads cannot stall us past the deadline.  The group is
-    killed on every way out of the loop; `end_hook` reaps and closes what is left.
+    are non-blocking so a hook that never reads cannot stall us past the deadline.  Every return
+    kills the group first; `end_hook`, which the caller runs however this ends, kills what is
+    left, reaps and closes.
     """
     import select
 
