@@ -1855,8 +1855,9 @@ def _suffix_guard(befores: Sequence[str], lead: str) -> str:
 
 
 # Compiling every pattern costs ~9 ms, which a one-hook CLI call would pay in full for a label or
-# a path.  So a text shorter than this only compiles (and runs) the patterns whose lead it holds;
-# a longer one runs them all, where the `in` checks would cost more than they save.
+# a path.  So a text shorter than this only compiles (and runs) the patterns whose lead it holds.
+# A longer one skips only the patterns whose one-character lead it lacks: `in` finds one
+# character with memchr (~0.01 ms/MiB), but a longer lead with a search slower than a pass.
 _SHORT_TEXT = 4096
 
 
@@ -1882,7 +1883,8 @@ def _prefixed_re(lead: str) -> re.Pattern[str]:
 
 
 def _leads_in(text: str, leads: Sequence[str]) -> Sequence[str]:
-    return leads if len(text) >= _SHORT_TEXT else [lead for lead in leads if lead in text]
+    searched = len(text) < _SHORT_TEXT
+    return [lead for lead in leads if (len(lead) > 1 and not searched) or lead in text]
 
 
 @functools.lru_cache(maxsize=1)
@@ -2059,11 +2061,12 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 
 
 def _tail_lookbehinds() -> str:
-    by_width = {}
+    # One lookbehind per tail length, the separator class first: most names
+    # fail that one-character check, so the tails themselves are rarely tried.
+    by_width: Dict[int, List[str]] = {}
     for tail in _REGEX_TAILS:
-        for sep in "_-.":
-            by_width.setdefault(len(tail) + 1, []).append(re.escape(sep + tail))
-    return "".join("(?<!%s)" % "|".join(sorted(v)) for _, v in sorted(by_width.items()))
+        by_width.setdefault(len(tail), []).append(re.escape(tail))
+    return "".join("(?<![_.-](?:%s))" % "|".join(sorted(v)) for _, v in sorted(by_width.items()))
 
 
 def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
@@ -2133,18 +2136,22 @@ def _code_ref_re() -> re.Pattern[str]:
     return re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
+# A value made only of these is masked (***, xxxx, ••••).
+_MASK_CHARS = "*x.\u2022#-_"
+
+
 def _is_placeholder(value: str) -> bool:
     """Template references and masked values: not secrets, keep them."""
     v = value.strip()
     low = v.lower()
     if low in _PLACEHOLDER_WORDS or _template_re().fullmatch(v):
         return True
-    if len(v) >= 3 and set(low) <= set("*x.\u2022#-_"):
+    if len(v) >= 3 and not low.strip(_MASK_CHARS):
         return True
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
-def _is_code_reference(value: str, spaced_equals: bool, colon: bool, verdicts: Dict[str, bool]) -> bool:
+def _is_code_reference(value: str, spaced_equals: bool, colon: bool, memo: _NameMemo) -> bool:
     """Unquoted values that read as code: password = get_password()."""
     m = _code_ref_re().match(value)
     if m is None:
@@ -2155,10 +2162,7 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool, verdicts: D
         return False
     if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
         return True
-    verdict = verdicts.get(value)
-    if verdict is None:
-        verdict = verdicts[value] = is_credential_key(value)
-    if verdict:
+    if memo.verdict(value):
         return True
     # `name = word` with spaces around "=" is an assignment in code; real
     # secrets are rarely digit-free identifiers.
@@ -2172,20 +2176,61 @@ def _looks_random(value: str) -> bool:
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
-def _named_span(text: str, m: re.Match[str], verdicts: Dict[str, bool]) -> Optional[Tuple[int, int]]:
-    """Span of the value to redact for one name=value match, or None.  `verdicts` memoizes
-    is_credential_key for this one text, where the same names recur line after line."""
-    stem, name_end = m.span("name")
-    # The part of the name before the stem: up to 64 name characters.
+class _NameMemo:
+    """Judgements for one text, where the same names recur line after line: is_credential_key by
+    name or value (`verdicts`), and whole name judgements by their context (`names`)."""
+
+    __slots__ = ("verdicts", "names")
+
+    def __init__(self) -> None:
+        self.verdicts: Dict[str, bool] = {}
+        self.names: Dict[str, Optional[str]] = {}
+
+    def verdict(self, key: str) -> bool:
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            verdict = self.verdicts[key] = is_credential_key(key)
+        return verdict
+
+
+def _name_start(text: str, stem: int) -> int:
+    """Start of the name around the stem at STEM: up to 64 name characters before it."""
     behind = text[max(0, stem - 64):stem]
-    full_start = stem - len(behind) + len(behind.rstrip(_NAME_CHARS))
+    return stem - len(behind) + len(behind.rstrip(_NAME_CHARS))
+
+
+def _credential_name(text: str, full_start: int, name_end: int, memo: _NameMemo) -> Optional[str]:
     if full_start > 0 and text[full_start - 1] in "{$/":     # ${TOKEN:-x}, paths
         return None
     name = text[full_start:name_end].lstrip("-.")
-    verdict = verdicts.get(name)
-    if verdict is None:
-        verdict = verdicts[name] = is_credential_key(name)
-    if not verdict:
+    return name if memo.verdict(name) else None
+
+
+# A name is judged from its head (the up to 64 name characters before the stem), the character
+# before the head and the name itself.  When the head starts within the _CONTEXT characters
+# before the stem, those characters and the name from the stem on decide the judgement, so it is
+# memoized by them: one short slice and one lookup for a name that recurs with the same
+# context, as names do line after line, instead of a walk back over the head and a verdict.
+_CONTEXT = 16
+
+
+def _judged_name(text: str, stem: int, name_end: int, memo: _NameMemo) -> Optional[str]:
+    """The whole name around the stem at STEM when it names a credential, else None."""
+    context = text[stem - _CONTEXT:name_end] if stem >= _CONTEXT else ""
+    name = memo.names.get(context, "")          # "": not judged yet (a name is never empty)
+    if name == "":
+        full_start = _name_start(text, stem)
+        name = _credential_name(text, full_start, name_end, memo)
+        if context and full_start > stem - _CONTEXT:
+            memo.names[context] = name
+    return name
+
+
+def _named_span(text: str, m: re.Match[str], memo: _NameMemo) -> Optional[Tuple[int, int]]:
+    """Span of the value to redact for one name=value match, or None."""
+    stem, name_end = m.span("name")
+    name = _judged_name(text, stem, name_end, memo)
+    if name is None:
         return None
     for group in ("dq", "sq", "eq", "uv", "open"):
         start = m.start(group)
@@ -2193,16 +2238,15 @@ def _named_span(text: str, m: re.Match[str], verdicts: Dict[str, bool]) -> Optio
             break
     end = m.end(group)
     value = text[start:end]
-    if _is_placeholder(value):
-        return None
     if group == "uv":
+        # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
         spaced_equals = sep.strip() == "=" and sep != "="
-        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep, verdicts):
+        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep, memo):
             return None
         if _key_words(name)[-1] in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
-    return (start, end)
+    return None if _is_placeholder(value) else (start, end)
 
 
 def _line_end(text: str, start: int) -> int:
@@ -2246,14 +2290,14 @@ def _lowered(text: str) -> str:
 
 
 def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
-                verdicts: Dict[str, bool]) -> Tuple[int, List[Tuple[int, int]]]:
+                memo: _NameMemo) -> Tuple[int, List[Tuple[int, int]]]:
     """Spans found from POS on, and where to search again (-1: done).  A
     match ends after its separator (the value is a lookahead), so a rejected
     match does not hide a name in its value; an accepted value is skipped,
     which keeps the pass linear."""
     found = []
     for m in pattern.finditer(low, pos):
-        span = _named_span(text, m, verdicts)
+        span = _named_span(text, m, memo)
         if span is not None:
             found.append(span)
             if span[1] > m.end():
@@ -2264,14 +2308,14 @@ def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
 def _named_spans(text: str) -> List[Tuple[int, int]]:
     low = _lowered(text)
     spans = []
-    verdicts: Dict[str, bool] = {}
+    memo = _NameMemo()
     # A name's value follows a separator (= : => :=); a flag's a dash; a bare token "bearer".
     if "=" in text or ":" in text:
         for lead in _leads_in(low, _named_leads()):
             pattern = _named_lead_re(lead)
             pos = 0
             while pos >= 0:
-                pos, found = _named_pass(text, low, pattern, pos, verdicts)
+                pos, found = _named_pass(text, low, pattern, pos, memo)
                 spans.extend(found)
     spaced = [_flag_re] if "-" in text and any(word in low for word in _FLAG_WORDS) else []
     if "bearer" in low:
