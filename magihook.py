@@ -1753,17 +1753,16 @@ def is_credential_key(key: object) -> bool:
 # for the lead in C and only enters the pattern there.  Each lead then has a
 # few GUARDS, one cheap check shared by several rules (e.g. "a lowercase
 # letter before the _ and 10 token characters after it"), so most lead
-# characters in ordinary text are rejected after one step.  The literal text
-# before the lead ("ghp" in ghp_...) is checked by a lookbehind and added
-# back to the span afterwards.  Formats follow the public gitleaks and
-# detect-secrets rule sets.
+# characters in ordinary text are rejected after one step.  A rule without a
+# guard is an alternative of its own that starts with a literal (its checks
+# come after it): the engine rejects it with one compare, without entering it.
+# The literal text before the lead ("ghp" in ghp_...) is checked by a
+# lookbehind and added back to the span afterwards.  Formats follow the
+# public gitleaks and detect-secrets rule sets.
 _GUARDS = (
     ("_tok", r"(?<=[a-z0-9]_)(?=[A-Za-z0-9]{10})"),
     ("-tok", r"(?<=[A-Za-z]-)(?=[A-Za-z0-9_-]{10})"),
-    ("-pem", r"(?=----BEGIN)"),
-    ("-arg", r"(?<![^\s]-)"),        # at the start or after whitespace
     (".tok", r"(?<=[A-Za-z0-9]\.)(?=[A-Za-z0-9_-]{12})"),
-    (".hook", r"(?=slack\.com/|com/api/webhooks/)"),
     (".bot", r"(?=[A-Za-z0-9_-]{6}\.)"),
     ("A", r"(?<![A-Za-z0-9_]A)"),
     ("A:", r"(?<=[0-9]:A)"),
@@ -1800,23 +1799,27 @@ _PREFIXED_RULES = (
     # PEM private key: header, then a body that may hold real newlines,
     # literal "\n", RFC 1421 headers (Proc-Type: 4,ENCRYPTED); it stops at
     # "-----" (the END line, taken when present).  No END: still redacted.
-    ("pem", "-pem", (), "-", r"----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    ("pem", "", (), "-", r"----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                              r"(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----)){0,20000}"
                              r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"),
-    # mysql -p'secret' / -psecret and curl -u user:pass (command checked later).
-    ("mysql_p", "-arg", (), "-",
-     r"p(?P<s_mysql_p>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"),
-    ("curl_user", "-arg", (), "-",
-     r"(?:u|-user)[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:(?P<s_curl_user>[^\s'\"@]{1,256})"),
+    # mysql -p'secret' / -psecret and curl -u user:pass (command checked later).  The "-"
+    # starts a word: checked after the letter.
+    ("mysql_p", "", (), "-",
+     r"p(?<![^\s]-p)(?P<s_mysql_p>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"),
+    ("curl_user", "", (), "-",
+     r"(?:u(?<![^\s]-u)|-user(?<![^\s]--user))[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:"
+     r"(?P<s_curl_user>[^\s'\"@]{1,256})"),
     ("google_ya29", ".tok", ("ya29",), ".", r"[A-Za-z0-9_-]{20,2048}"),
     ("vault", ".tok", ("hvs", "hvb", "hvr"), ".", r"[A-Za-z0-9_-]{24,300}"),
     ("sendgrid", ".tok", ("SG",), ".", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
     ("doppler", ".tok", ("dp.pt", "dp.st", "dp.sa", "dp.ct", "dp.scim", "dp.audit"), ".",
      r"[A-Za-z0-9]{40,44}"),
-    ("slack_webhook", ".hook", (), ".",
-     r"(?<=hooks\.)slack\.com/(?:services|workflows|triggers)/(?P<s_slack_webhook>[A-Za-z0-9+/_-]{20,160})"),
-    ("discord_webhook", ".hook", (), ".",
-     r"(?:(?<=discord\.)|(?<=discordapp\.))com/api/webhooks/[0-9]{5,30}/(?P<s_discord_webhook>[A-Za-z0-9_-]{40,100})"),
+    ("slack_webhook", "", (), ".",
+     r"slack\.com/(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/"
+     r"(?P<s_slack_webhook>[A-Za-z0-9+/_-]{20,160})"),
+    ("discord_webhook", "", (), ".",
+     r"com/api/webhooks/(?:(?<=discord\.com/api/webhooks/)|(?<=discordapp\.com/api/webhooks/))"
+     r"[0-9]{5,30}/(?P<s_discord_webhook>[A-Za-z0-9_-]{40,100})"),
     # Discord bot token: M/N/O + 23-26 chars . 6 chars . 27+ chars; the lead
     # is the first dot and the start is found again in _discord_start.
     ("discord_bot", ".bot", (), ".", r"(?:" + "|".join(
@@ -1841,8 +1844,10 @@ _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 
 
 def _rule_branch(tag: str, before: Sequence[str], lead: str, body: str) -> str:
+    # The empty group t_<tag> names the rule (m.lastgroup): last, so that a body
+    # that starts with a literal still starts its branch.
     behind = "|".join("(?<=%s)" % re.escape(b + lead) for b in before)
-    return "%s(?P<t_%s>)%s" % ("(?:%s)" % behind if behind else "", tag, body)
+    return "%s%s(?P<t_%s>)" % ("(?:%s)" % behind if behind else "", body, tag)
 
 
 def _suffix_guard(befores: Sequence[str], lead: str) -> str:
@@ -1877,9 +1882,11 @@ def _prefixed_re(lead: str) -> re.Pattern[str]:
             group = guards.setdefault(guard, ([], []))
             group[0].append(_rule_branch(tag, before, lead, body))
             group[1].extend(before)
-    return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(
-        "%s%s(?:%s)" % (guard_patterns[guard], _suffix_guard(befores, lead), "|".join(branches))
-        for guard, (branches, befores) in guards.items())))
+    alternatives = []
+    for guard, (branches, befores) in guards.items():
+        checks = guard_patterns[guard] + _suffix_guard(befores, lead)
+        alternatives.append("%s(?:%s)" % (checks, "|".join(branches)) if checks else "|".join(branches))
+    return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(alternatives)))
 
 
 def _leads_in(text: str, leads: Sequence[str]) -> Sequence[str]:
@@ -1972,9 +1979,9 @@ def _userinfo_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
 
 def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     """Span to redact for one prefixed match, or None to keep the text."""
-    group = m.lastgroup or ""
-    tag = group[2:]
-    if group.startswith("s_"):
+    tag = (m.lastgroup or "")[2:]
+    group = "s_" + tag
+    if group in m.re.groupindex:
         start, end = m.span(group)
         secret = text[start:end]
         if tag == "mysql_p":
@@ -2153,6 +2160,8 @@ def _is_placeholder(value: str) -> bool:
 
 def _is_code_reference(value: str, spaced_equals: bool, colon: bool, memo: _NameMemo) -> bool:
     """Unquoted values that read as code: password = get_password()."""
+    if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
+        return True         # plain identifiers, checked before the pattern as they are cheaper
     m = _code_ref_re().match(value)
     if m is None:
         return False
@@ -2160,8 +2169,6 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool, memo: _Name
         return True
     if m.end() != len(value):
         return False
-    if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
-        return True
     if memo.verdict(value):
         return True
     # `name = word` with spaces around "=" is an assignment in code; real
