@@ -1601,10 +1601,15 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 # Speed (bench/bench_redact.py): every regex starts with a literal, which
 # the engine finds with a tight C loop (~0.3 ms/MiB a pass) -- a character
 # set of several leads costs ~2.5 ms/MiB, a substring test with `in` ~0.5.
-# So there is one pass per lead and no substring pre-checks; inside a
-# pattern, cheap literal and one-character checks come before lookarounds,
-# and what Python would reject anyway is rejected in the regex.  Passes are
-# independent: one pass's match never hides another pass's token.
+# So there is one pass per lead and no substring pre-checks, except for a
+# one-character lead (`in` is then a memchr, ~0.01 ms/MiB): a pass whose
+# lead is absent is skipped.  Inside a pattern, cheap literal and
+# one-character checks come before lookarounds, an alternative starts with a
+# literal where it can (the engine then rejects it with one compare), and
+# what Python would reject anyway is rejected in the regex.  What reaches
+# Python is mostly names that recur line after line: their judgements are
+# memoized per text by their context.  Passes are independent: one pass's
+# match never hides another pass's token.
 # Every quantifier is bounded; greedy runs are followed either by optional
 # parts (the match succeeds and consumes the run) or by constant-cost checks,
 # so adversarial input (1 MiB of "eyJ", "password=", "-----BEGIN") stays
@@ -1850,13 +1855,18 @@ def _rule_branch(tag: str, before: Sequence[str], lead: str, body: str) -> str:
     return "%s%s(?P<t_%s>)" % ("(?:%s)" % behind if behind else "", body, tag)
 
 
-def _suffix_guard(befores: Sequence[str], lead: str) -> str:
-    """One lookbehind for the last two characters of the rules' prefixes
-    (hp_ for ghp_, pm_ for npm_...): an ID like toolu_01abc... fails it in
-    one step instead of trying the lookbehind of every rule."""
+def _suffix_guards(befores: Sequence[str], lead: str) -> Tuple[str, str]:
+    """Lookbehinds for the last two characters of the rules' prefixes (hp_ for
+    ghp_, pm_ for npm_...), so that an ID like toolu_01abc... fails in one step
+    instead of trying the lookbehind of every rule: a pair of character classes,
+    cheap enough to come before the group's guard, then the exact pairs."""
     if len(befores) < 3 or min(map(len, befores)) < 2:
-        return ""
-    return "(?<=(?:%s)%s)" % ("|".join(sorted({re.escape(b[-2:]) for b in befores})), re.escape(lead))
+        return "", ""
+    pairs = sorted({b[-2:] for b in befores})
+    lead = re.escape(lead)
+    classes = ["[%s]" % "".join(sorted({re.escape(pair[i]) for pair in pairs})) for i in (0, 1)]
+    return ("(?<=%s%s%s)" % (classes[0], classes[1], lead),
+            "(?<=(?:%s)%s)" % ("|".join(map(re.escape, pairs)), lead))
 
 
 # Compiling every pattern costs ~9 ms, which a one-hook CLI call would pay in full for a label or
@@ -1884,7 +1894,8 @@ def _prefixed_re(lead: str) -> re.Pattern[str]:
             group[1].extend(before)
     alternatives = []
     for guard, (branches, befores) in guards.items():
-        checks = guard_patterns[guard] + _suffix_guard(befores, lead)
+        quick, exact = _suffix_guards(befores, lead)
+        checks = quick + guard_patterns[guard] + exact
         alternatives.append("%s(?:%s)" % (checks, "|".join(branches)) if checks else "|".join(branches))
     return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(alternatives)))
 
@@ -2206,13 +2217,6 @@ def _name_start(text: str, stem: int) -> int:
     return stem - len(behind) + len(behind.rstrip(_NAME_CHARS))
 
 
-def _credential_name(text: str, full_start: int, name_end: int, memo: _NameMemo) -> Optional[str]:
-    if full_start > 0 and text[full_start - 1] in "{$/":     # ${TOKEN:-x}, paths
-        return None
-    name = text[full_start:name_end].lstrip("-.")
-    return name if memo.verdict(name) else None
-
-
 # A name is judged from its head (the up to 64 name characters before the stem), the character
 # before the head and the name itself.  When the head starts within the _CONTEXT characters
 # before the stem, those characters and the name from the stem on decide the judgement, so it is
@@ -2221,24 +2225,22 @@ def _credential_name(text: str, full_start: int, name_end: int, memo: _NameMemo)
 _CONTEXT = 16
 
 
-def _judged_name(text: str, stem: int, name_end: int, memo: _NameMemo) -> Optional[str]:
-    """The whole name around the stem at STEM when it names a credential, else None."""
-    context = text[stem - _CONTEXT:name_end] if stem >= _CONTEXT else ""
-    name = memo.names.get(context, "")          # "": not judged yet (a name is never empty)
-    if name == "":
-        full_start = _name_start(text, stem)
-        name = _credential_name(text, full_start, name_end, memo)
-        if context and full_start > stem - _CONTEXT:
-            memo.names[context] = name
+def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMemo) -> Optional[str]:
+    """The whole name around the stem at STEM when it names a credential, else None; memoized
+    by CONTEXT (text[stem - _CONTEXT:name_end], "" near the start) when that decides it."""
+    full_start = _name_start(text, stem)
+    name = None
+    if full_start == 0 or text[full_start - 1] not in "{$/":     # not ${TOKEN:-x}, not a path
+        name = text[full_start:name_end].lstrip("-.")
+        if not memo.verdict(name):
+            name = None
+    if context and full_start > stem - _CONTEXT:
+        memo.names[context] = name
     return name
 
 
-def _named_span(text: str, m: re.Match[str], memo: _NameMemo) -> Optional[Tuple[int, int]]:
-    """Span of the value to redact for one name=value match, or None."""
-    stem, name_end = m.span("name")
-    name = _judged_name(text, stem, name_end, memo)
-    if name is None:
-        return None
+def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Optional[Tuple[int, int]]:
+    """Span of the value to redact for one name=value match whose NAME names a credential, or None."""
     for group in ("dq", "sq", "eq", "uv", "open"):
         start = m.start(group)
         if start >= 0:
@@ -2303,8 +2305,17 @@ def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
     match does not hide a name in its value; an accepted value is skipped,
     which keeps the pass linear."""
     found = []
+    names = memo.names
     for m in pattern.finditer(low, pos):
-        span = _named_span(text, m, memo)
+        # Most matches are names judged before: one slice and one lookup, no call.
+        stem, name_end = m.span("name")
+        context = text[stem - _CONTEXT:name_end] if stem >= _CONTEXT else ""
+        name = names.get(context, "")       # "": not judged yet (a name is never empty)
+        if name == "":
+            name = _judge_name(text, stem, name_end, context, memo)
+        if name is None:
+            continue
+        span = _value_span(text, m, name, memo)
         if span is not None:
             found.append(span)
             if span[1] > m.end():
