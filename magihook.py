@@ -2196,7 +2196,9 @@ _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-
 
 class _NameMemo:
     """Judgements for one text, where the same names recur line after line: is_credential_key by
-    name or value (`verdicts`), and whole name judgements by their context (`names`)."""
+    name or value (`verdicts`), and whole name judgements by their context (`names`).  Each is
+    emptied when it reaches _MEMO_SIZE entries: a text of ever new names gains nothing from a
+    memo and must not grow it without bound."""
 
     __slots__ = ("verdicts", "names")
 
@@ -2207,8 +2209,18 @@ class _NameMemo:
     def verdict(self, key: str) -> bool:
         verdict = self.verdicts.get(key)
         if verdict is None:
+            if len(self.verdicts) >= _MEMO_SIZE:
+                self.verdicts.clear()
             verdict = self.verdicts[key] = is_credential_key(key)
         return verdict
+
+    def judged(self, context: str, name: Optional[str]) -> None:
+        if len(self.names) >= _MEMO_SIZE:
+            self.names.clear()
+        self.names[context] = name
+
+
+_MEMO_SIZE = 4096
 
 
 def _name_start(text: str, stem: int) -> int:
@@ -2235,7 +2247,7 @@ def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMe
         if not memo.verdict(name):
             name = None
     if context and full_start > stem - _CONTEXT:
-        memo.names[context] = name
+        memo.judged(context, name)
     return name
 
 
