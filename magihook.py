@@ -1601,10 +1601,15 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 # Speed (bench/bench_redact.py): every regex starts with a literal, which
 # the engine finds with a tight C loop (~0.3 ms/MiB a pass) -- a character
 # set of several leads costs ~2.5 ms/MiB, a substring test with `in` ~0.5.
-# So there is one pass per lead and no substring pre-checks; inside a
-# pattern, cheap literal and one-character checks come before lookarounds,
-# and what Python would reject anyway is rejected in the regex.  Passes are
-# independent: one pass's match never hides another pass's token.
+# So there is one pass per lead and no substring pre-checks, except for a
+# one-character lead (`in` is then a memchr, ~0.01 ms/MiB): a pass whose
+# lead is absent is skipped.  Inside a pattern, cheap literal and
+# one-character checks come before lookarounds, an alternative starts with a
+# literal where it can (the engine then rejects it with one compare), and
+# what Python would reject anyway is rejected in the regex.  What reaches
+# Python is mostly names that recur line after line: their judgements are
+# memoized per text by their context.  Passes are independent: one pass's
+# match never hides another pass's token.
 # Every quantifier is bounded; greedy runs are followed either by optional
 # parts (the match succeeds and consumes the run) or by constant-cost checks,
 # so adversarial input (1 MiB of "eyJ", "password=", "-----BEGIN") stays
@@ -1753,17 +1758,16 @@ def is_credential_key(key: object) -> bool:
 # for the lead in C and only enters the pattern there.  Each lead then has a
 # few GUARDS, one cheap check shared by several rules (e.g. "a lowercase
 # letter before the _ and 10 token characters after it"), so most lead
-# characters in ordinary text are rejected after one step.  The literal text
-# before the lead ("ghp" in ghp_...) is checked by a lookbehind and added
-# back to the span afterwards.  Formats follow the public gitleaks and
-# detect-secrets rule sets.
+# characters in ordinary text are rejected after one step.  A rule without a
+# guard is an alternative of its own that starts with a literal (its checks
+# come after it): the engine rejects it with one compare, without entering it.
+# The literal text before the lead ("ghp" in ghp_...) is checked by a
+# lookbehind and added back to the span afterwards.  Formats follow the
+# public gitleaks and detect-secrets rule sets.
 _GUARDS = (
     ("_tok", r"(?<=[a-z0-9]_)(?=[A-Za-z0-9]{10})"),
     ("-tok", r"(?<=[A-Za-z]-)(?=[A-Za-z0-9_-]{10})"),
-    ("-pem", r"(?=----BEGIN)"),
-    ("-arg", r"(?<![^\s]-)"),        # at the start or after whitespace
     (".tok", r"(?<=[A-Za-z0-9]\.)(?=[A-Za-z0-9_-]{12})"),
-    (".hook", r"(?=slack\.com/|com/api/webhooks/)"),
     (".bot", r"(?=[A-Za-z0-9_-]{6}\.)"),
     ("A", r"(?<![A-Za-z0-9_]A)"),
     ("A:", r"(?<=[0-9]:A)"),
@@ -1800,23 +1804,27 @@ _PREFIXED_RULES = (
     # PEM private key: header, then a body that may hold real newlines,
     # literal "\n", RFC 1421 headers (Proc-Type: 4,ENCRYPTED); it stops at
     # "-----" (the END line, taken when present).  No END: still redacted.
-    ("pem", "-pem", (), "-", r"----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    ("pem", "", (), "-", r"----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                              r"(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----)){0,20000}"
                              r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"),
-    # mysql -p'secret' / -psecret and curl -u user:pass (command checked later).
-    ("mysql_p", "-arg", (), "-",
-     r"p(?P<s_mysql_p>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"),
-    ("curl_user", "-arg", (), "-",
-     r"(?:u|-user)[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:(?P<s_curl_user>[^\s'\"@]{1,256})"),
+    # mysql -p'secret' / -psecret and curl -u user:pass (command checked later).  The "-"
+    # starts a word: checked after the letter.
+    ("mysql_p", "", (), "-",
+     r"p(?<![^\s]-p)(?P<s_mysql_p>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"),
+    ("curl_user", "", (), "-",
+     r"(?:u(?<![^\s]-u)|-user(?<![^\s]--user))[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:"
+     r"(?P<s_curl_user>[^\s'\"@]{1,256})"),
     ("google_ya29", ".tok", ("ya29",), ".", r"[A-Za-z0-9_-]{20,2048}"),
     ("vault", ".tok", ("hvs", "hvb", "hvr"), ".", r"[A-Za-z0-9_-]{24,300}"),
     ("sendgrid", ".tok", ("SG",), ".", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
     ("doppler", ".tok", ("dp.pt", "dp.st", "dp.sa", "dp.ct", "dp.scim", "dp.audit"), ".",
      r"[A-Za-z0-9]{40,44}"),
-    ("slack_webhook", ".hook", (), ".",
-     r"(?<=hooks\.)slack\.com/(?:services|workflows|triggers)/(?P<s_slack_webhook>[A-Za-z0-9+/_-]{20,160})"),
-    ("discord_webhook", ".hook", (), ".",
-     r"(?:(?<=discord\.)|(?<=discordapp\.))com/api/webhooks/[0-9]{5,30}/(?P<s_discord_webhook>[A-Za-z0-9_-]{40,100})"),
+    ("slack_webhook", "", (), ".",
+     r"slack\.com/(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/"
+     r"(?P<s_slack_webhook>[A-Za-z0-9+/_-]{20,160})"),
+    ("discord_webhook", "", (), ".",
+     r"com/api/webhooks/(?:(?<=discord\.com/api/webhooks/)|(?<=discordapp\.com/api/webhooks/))"
+     r"[0-9]{5,30}/(?P<s_discord_webhook>[A-Za-z0-9_-]{40,100})"),
     # Discord bot token: M/N/O + 23-26 chars . 6 chars . 27+ chars; the lead
     # is the first dot and the start is found again in _discord_start.
     ("discord_bot", ".bot", (), ".", r"(?:" + "|".join(
@@ -1841,22 +1849,30 @@ _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 
 
 def _rule_branch(tag: str, before: Sequence[str], lead: str, body: str) -> str:
+    # The empty group t_<tag> names the rule (m.lastgroup): last, so that a body
+    # that starts with a literal still starts its branch.
     behind = "|".join("(?<=%s)" % re.escape(b + lead) for b in before)
-    return "%s(?P<t_%s>)%s" % ("(?:%s)" % behind if behind else "", tag, body)
+    return "%s%s(?P<t_%s>)" % ("(?:%s)" % behind if behind else "", body, tag)
 
 
-def _suffix_guard(befores: Sequence[str], lead: str) -> str:
-    """One lookbehind for the last two characters of the rules' prefixes
-    (hp_ for ghp_, pm_ for npm_...): an ID like toolu_01abc... fails it in
-    one step instead of trying the lookbehind of every rule."""
+def _suffix_guards(befores: Sequence[str], lead: str) -> Tuple[str, str]:
+    """Lookbehinds for the last two characters of the rules' prefixes (hp_ for
+    ghp_, pm_ for npm_...), so that an ID like toolu_01abc... fails in one step
+    instead of trying the lookbehind of every rule: a pair of character classes,
+    cheap enough to come before the group's guard, then the exact pairs."""
     if len(befores) < 3 or min(map(len, befores)) < 2:
-        return ""
-    return "(?<=(?:%s)%s)" % ("|".join(sorted({re.escape(b[-2:]) for b in befores})), re.escape(lead))
+        return "", ""
+    pairs = sorted({b[-2:] for b in befores})
+    lead = re.escape(lead)
+    classes = ["[%s]" % "".join(sorted({re.escape(pair[i]) for pair in pairs})) for i in (0, 1)]
+    return ("(?<=%s%s%s)" % (classes[0], classes[1], lead),
+            "(?<=(?:%s)%s)" % ("|".join(map(re.escape, pairs)), lead))
 
 
 # Compiling every pattern costs ~9 ms, which a one-hook CLI call would pay in full for a label or
-# a path.  So a text shorter than this only compiles (and runs) the patterns whose lead it holds;
-# a longer one runs them all, where the `in` checks would cost more than they save.
+# a path.  So a text shorter than this only compiles (and runs) the patterns whose lead it holds.
+# A longer one skips only the patterns whose one-character lead it lacks: `in` finds one
+# character with memchr (~0.01 ms/MiB), but a longer lead with a search slower than a pass.
 _SHORT_TEXT = 4096
 
 
@@ -1876,13 +1892,17 @@ def _prefixed_re(lead: str) -> re.Pattern[str]:
             group = guards.setdefault(guard, ([], []))
             group[0].append(_rule_branch(tag, before, lead, body))
             group[1].extend(before)
-    return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(
-        "%s%s(?:%s)" % (guard_patterns[guard], _suffix_guard(befores, lead), "|".join(branches))
-        for guard, (branches, befores) in guards.items())))
+    alternatives = []
+    for guard, (branches, befores) in guards.items():
+        quick, exact = _suffix_guards(befores, lead)
+        checks = quick + guard_patterns[guard] + exact
+        alternatives.append("%s(?:%s)" % (checks, "|".join(branches)) if checks else "|".join(branches))
+    return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(alternatives)))
 
 
 def _leads_in(text: str, leads: Sequence[str]) -> Sequence[str]:
-    return leads if len(text) >= _SHORT_TEXT else [lead for lead in leads if lead in text]
+    searched = len(text) < _SHORT_TEXT
+    return [lead for lead in leads if (len(lead) > 1 and not searched) or lead in text]
 
 
 @functools.lru_cache(maxsize=1)
@@ -1970,9 +1990,9 @@ def _userinfo_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
 
 def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     """Span to redact for one prefixed match, or None to keep the text."""
-    group = m.lastgroup or ""
-    tag = group[2:]
-    if group.startswith("s_"):
+    tag = (m.lastgroup or "")[2:]
+    group = "s_" + tag
+    if group in m.re.groupindex:
         start, end = m.span(group)
         secret = text[start:end]
         if tag == "mysql_p":
@@ -2059,11 +2079,12 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 
 
 def _tail_lookbehinds() -> str:
-    by_width = {}
+    # One lookbehind per tail length, the separator class first: most names
+    # fail that one-character check, so the tails themselves are rarely tried.
+    by_width: Dict[int, List[str]] = {}
     for tail in _REGEX_TAILS:
-        for sep in "_-.":
-            by_width.setdefault(len(tail) + 1, []).append(re.escape(sep + tail))
-    return "".join("(?<!%s)" % "|".join(sorted(v)) for _, v in sorted(by_width.items()))
+        by_width.setdefault(len(tail), []).append(re.escape(tail))
+    return "".join("(?<![_.-](?:%s))" % "|".join(sorted(v)) for _, v in sorted(by_width.items()))
 
 
 def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
@@ -2133,19 +2154,25 @@ def _code_ref_re() -> re.Pattern[str]:
     return re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
+# A value made only of these is masked (***, xxxx, ••••).
+_MASK_CHARS = "*x.\u2022#-_"
+
+
 def _is_placeholder(value: str) -> bool:
     """Template references and masked values: not secrets, keep them."""
     v = value.strip()
     low = v.lower()
     if low in _PLACEHOLDER_WORDS or _template_re().fullmatch(v):
         return True
-    if len(v) >= 3 and set(low) <= set("*x.\u2022#-_"):
+    if len(v) >= 3 and not low.strip(_MASK_CHARS):
         return True
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
-def _is_code_reference(value: str, spaced_equals: bool, colon: bool, verdicts: Dict[str, bool]) -> bool:
+def _is_code_reference(value: str, spaced_equals: bool, colon: bool, memo: _NameMemo) -> bool:
     """Unquoted values that read as code: password = get_password()."""
+    if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
+        return True         # plain identifiers, checked before the pattern as they are cheaper
     m = _code_ref_re().match(value)
     if m is None:
         return False
@@ -2153,12 +2180,7 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool, verdicts: D
         return True
     if m.end() != len(value):
         return False
-    if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
-        return True
-    verdict = verdicts.get(value)
-    if verdict is None:
-        verdict = verdicts[value] = is_credential_key(value)
-    if verdict:
+    if memo.verdict(value):
         return True
     # `name = word` with spaces around "=" is an assignment in code; real
     # secrets are rarely digit-free identifiers.
@@ -2172,37 +2194,80 @@ def _looks_random(value: str) -> bool:
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
-def _named_span(text: str, m: re.Match[str], verdicts: Dict[str, bool]) -> Optional[Tuple[int, int]]:
-    """Span of the value to redact for one name=value match, or None.  `verdicts` memoizes
-    is_credential_key for this one text, where the same names recur line after line."""
-    stem, name_end = m.span("name")
-    # The part of the name before the stem: up to 64 name characters.
+class _NameMemo:
+    """Judgements for one text, where the same names recur line after line: is_credential_key by
+    name or value (`verdicts`), and whole name judgements by their context (`names`).  Each is
+    emptied when it reaches _MEMO_SIZE entries: a text of ever new names gains nothing from a
+    memo and must not grow it without bound."""
+
+    __slots__ = ("verdicts", "names")
+
+    def __init__(self) -> None:
+        self.verdicts: Dict[str, bool] = {}
+        self.names: Dict[str, Optional[str]] = {}
+
+    def verdict(self, key: str) -> bool:
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            if len(self.verdicts) >= _MEMO_SIZE:
+                self.verdicts.clear()
+            verdict = self.verdicts[key] = is_credential_key(key)
+        return verdict
+
+    def judged(self, context: str, name: Optional[str]) -> None:
+        if len(self.names) >= _MEMO_SIZE:
+            self.names.clear()
+        self.names[context] = name
+
+
+_MEMO_SIZE = 4096
+
+
+def _name_start(text: str, stem: int) -> int:
+    """Start of the name around the stem at STEM: up to 64 name characters before it."""
     behind = text[max(0, stem - 64):stem]
-    full_start = stem - len(behind) + len(behind.rstrip(_NAME_CHARS))
-    if full_start > 0 and text[full_start - 1] in "{$/":     # ${TOKEN:-x}, paths
-        return None
-    name = text[full_start:name_end].lstrip("-.")
-    verdict = verdicts.get(name)
-    if verdict is None:
-        verdict = verdicts[name] = is_credential_key(name)
-    if not verdict:
-        return None
+    return stem - len(behind) + len(behind.rstrip(_NAME_CHARS))
+
+
+# A name is judged from its head (the up to 64 name characters before the stem), the character
+# before the head and the name itself.  When the head starts within the _CONTEXT characters
+# before the stem, those characters and the name from the stem on decide the judgement, so it is
+# memoized by them: one short slice and one lookup for a name that recurs with the same
+# context, as names do line after line, instead of a walk back over the head and a verdict.
+_CONTEXT = 16
+
+
+def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMemo) -> Optional[str]:
+    """The whole name around the stem at STEM when it names a credential, else None; memoized
+    by CONTEXT (text[stem - _CONTEXT:name_end], "" near the start) when that decides it."""
+    full_start = _name_start(text, stem)
+    name = None
+    if full_start == 0 or text[full_start - 1] not in "{$/":     # not ${TOKEN:-x}, not a path
+        name = text[full_start:name_end].lstrip("-.")
+        if not memo.verdict(name):
+            name = None
+    if context and full_start > stem - _CONTEXT:
+        memo.judged(context, name)
+    return name
+
+
+def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Optional[Tuple[int, int]]:
+    """Span of the value to redact for one name=value match whose NAME names a credential, or None."""
     for group in ("dq", "sq", "eq", "uv", "open"):
         start = m.start(group)
         if start >= 0:
             break
     end = m.end(group)
     value = text[start:end]
-    if _is_placeholder(value):
-        return None
     if group == "uv":
+        # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
         spaced_equals = sep.strip() == "=" and sep != "="
-        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep, verdicts):
+        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep, memo):
             return None
         if _key_words(name)[-1] in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
-    return (start, end)
+    return None if _is_placeholder(value) else (start, end)
 
 
 def _line_end(text: str, start: int) -> int:
@@ -2246,14 +2311,23 @@ def _lowered(text: str) -> str:
 
 
 def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
-                verdicts: Dict[str, bool]) -> Tuple[int, List[Tuple[int, int]]]:
+                memo: _NameMemo) -> Tuple[int, List[Tuple[int, int]]]:
     """Spans found from POS on, and where to search again (-1: done).  A
     match ends after its separator (the value is a lookahead), so a rejected
     match does not hide a name in its value; an accepted value is skipped,
     which keeps the pass linear."""
     found = []
+    names = memo.names
     for m in pattern.finditer(low, pos):
-        span = _named_span(text, m, verdicts)
+        # Most matches are names judged before: one slice and one lookup, no call.
+        stem, name_end = m.span("name")
+        context = text[stem - _CONTEXT:name_end] if stem >= _CONTEXT else ""
+        name = names.get(context, "")       # "": not judged yet (a name is never empty)
+        if name == "":
+            name = _judge_name(text, stem, name_end, context, memo)
+        if name is None:
+            continue
+        span = _value_span(text, m, name, memo)
         if span is not None:
             found.append(span)
             if span[1] > m.end():
@@ -2264,14 +2338,14 @@ def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
 def _named_spans(text: str) -> List[Tuple[int, int]]:
     low = _lowered(text)
     spans = []
-    verdicts: Dict[str, bool] = {}
+    memo = _NameMemo()
     # A name's value follows a separator (= : => :=); a flag's a dash; a bare token "bearer".
     if "=" in text or ":" in text:
         for lead in _leads_in(low, _named_leads()):
             pattern = _named_lead_re(lead)
             pos = 0
             while pos >= 0:
-                pos, found = _named_pass(text, low, pattern, pos, verdicts)
+                pos, found = _named_pass(text, low, pattern, pos, memo)
                 spans.extend(found)
     spaced = [_flag_re] if "-" in text and any(word in low for word in _FLAG_WORDS) else []
     if "bearer" in low:
