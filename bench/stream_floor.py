@@ -12,6 +12,8 @@ import os
 import sys
 
 ARGV = ["/bin/bash", "-lc", "true"]
+# The environment as is: os.environ itself would be decoded and re-encoded for every spawn.
+ENV = None if sys.version_info >= (3, 13) else os.environ._data  # type: ignore[attr-defined]
 
 
 def main() -> None:
@@ -24,7 +26,7 @@ def main() -> None:
             read_end, write_end = os.pipe()
             ours.append(write_end if index == 0 else read_end)
             child.append(read_end if index == 0 else write_end)
-        pid = os.posix_spawn(ARGV[0], ARGV, os.environ, setsid=True, file_actions=[
+        pid = os.posix_spawn(ARGV[0], ARGV, ENV, setsid=True, file_actions=[
             (os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(child)])
         for fd in child:
             os.close(fd)
