@@ -2711,12 +2711,13 @@ _GLUED_OPTION = r"^-+[A-Za-z]"
 _DOT_GLOB = r"(?:^|/)\.[?*[]"
 
 
+@functools.lru_cache(maxsize=256)
 def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     """Why the spec's conservative preflight rejects a hook command string, or None.
 
     The rules apply to the words bash will see, after its quote removal, so `c''d`, `.\\./x`
     and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as.  The reason names the rule,
-    never the command text.
+    never the command text.  Remembered: a stream checks the same few commands again and again.
     """
     if not command.strip():
         return "command is empty"
