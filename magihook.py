@@ -2711,13 +2711,12 @@ _GLUED_OPTION = r"^-+[A-Za-z]"
 _DOT_GLOB = r"(?:^|/)\.[?*[]"
 
 
-@functools.lru_cache(maxsize=256)
 def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     """Why the spec's conservative preflight rejects a hook command string, or None.
 
     The rules apply to the words bash will see, after its quote removal, so `c''d`, `.\\./x`
     and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as.  The reason names the rule,
-    never the command text.  Remembered: a stream checks the same few commands again and again.
+    never the command text.
     """
     if not command.strip():
         return "command is empty"
@@ -2896,7 +2895,9 @@ def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str
                      file_actions=[(os.POSIX_SPAWN_DUP2, fd, target)  # type: ignore[attr-defined]
                                    for target, fd in enumerate(child)],
                      setsid=True, setsigdef=defaults)
-    except NotImplementedError:  # no POSIX_SPAWN_SETSID in this C library
+    except (NotImplementedError, ValueError):
+        # No POSIX_SPAWN_SETSID in this C library, or an environment entry posix_spawn refuses
+        # (an empty name) that Popen hands over as it is.
         return None
 
 
@@ -2934,8 +2935,9 @@ class SignalsHeld:
     delivers the first one held to the handler that was in place.
 
     Handlers can only be changed, and only run, in the main thread; elsewhere nothing is held.
-    A handler installed outside Python cannot be put back, so that signal is left alone.  It
-    uses the C module under `signal`, whose calls are ten times cheaper (it runs twice a hook).
+    A handler installed outside Python cannot be put back, and an ignored signal interrupts
+    nothing, so those are left alone.  It uses the C module under `signal`, whose calls are ten
+    times cheaper (it runs three times a hook).
     """
 
     def __init__(self) -> None:
@@ -2948,7 +2950,9 @@ class SignalsHeld:
         for name in INTERRUPT_SIGNALS:
             signum = getattr(_signal, name)
             handler = _signal.getsignal(signum)
-            if handler is not None:
+            # An ignored signal cannot cut a section in half, and swapping SIG_IGN for a handler
+            # would hand a hook started meanwhile the default action instead (nohup, `&`).
+            if handler is not None and handler != _signal.SIG_IGN:
                 try:
                     _signal.signal(signum, self._hold)
                 except ValueError:  # not the main thread
@@ -4078,6 +4082,7 @@ def _run_one_hook(
     Returns the hook as its outcome is to be judged (a dialect deny judges it under policy
     `block`), the outcome, and the dialect hook's validated context (None otherwise).
     """
+    run.lifecycle(hook, event, "started")
     outcome = _execute(run, hook, event)
     answer = read_dialect_answer(hook, event, outcome) if hook.dialect != MAGIHOOK_DIALECT else None
     if answer is not None:
@@ -4092,26 +4097,36 @@ def _run_one_hook(
 
 
 def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
-    """Preflight, payload, process: every way a hook can fail ends as a HookOutcome.
-
-    The `started` record is written once the hook is on its way (or has failed to start):
-    bash takes milliseconds to load, and the record costs the call nothing meanwhile.
-    """
+    """Preflight, payload, process: every way a hook can fail ends as a HookOutcome."""
     started = time.monotonic()
+    command = dialect_command(hook, event)
+    rejection = preflight_rejection(command, run.settings.absolute_paths)
+    if rejection is not None:
+        return HookOutcome("runner", "command rejected by preflight: " + rejection,
+                           elapsed_ms=_elapsed_ms(started))
+    cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
     process: Optional[HookProcess] = None
     try:
-        try:
-            # Signals wait while a payload_ref file is made and the hook starts: neither the
-            # file nor the hook may be left behind unknown.
-            with SignalsHeld():
-                prepared, process = _launch(hook, event, run)
-            failure = None
-        except _LaunchFailed as exc:
-            failure = HookOutcome(exc.category, str(exc), elapsed_ms=_elapsed_ms(started))
-        run.lifecycle(hook, event, "started")
-        if failure is not None:
-            return failure
+        # Signals wait while a payload_ref file may be made, and while the hook starts: neither
+        # may be left behind unknown.  Two sections, so that a signal held in the first stops
+        # the call before any hook starts.
+        with SignalsHeld():
+            try:
+                prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
+                            else dialect_payload(hook, event))
+            except PayloadTooLarge as exc:
+                return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
+            except (ValueError, TypeError, RecursionError, OSError):
+                return HookOutcome("stdin", "hook payload envelope could not be built",
+                                   elapsed_ms=_elapsed_ms(started))
+        with SignalsHeld():
+            try:
+                process = start_hook(command, cwd, dialect_env(hook, event),
+                                     owns_process=run.owns_process)
+            except (OSError, ValueError) as exc:
+                return HookOutcome("runner", _spawn_failure(exc, cwd),
+                                   elapsed_ms=_elapsed_ms(started))
         return communicate(process, prepared.stdin, started, hook.timeout_seconds,
                            (hook.stdout_max_bytes, hook.stderr_max_bytes))
     finally:
@@ -4120,39 +4135,6 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                 if process is not None:
                     end_hook(process)
                 prepared.cleanup()
-
-
-class _LaunchFailed(MagihookError):
-    """A hook that could not start; `category` is its failure category."""
-
-    def __init__(self, category: str, message: str) -> None:
-        super().__init__(message)
-        self.category = category
-
-
-def _launch(hook: HookDefinition, event: ToolEvent,
-            run: PhaseRun) -> Tuple[PreparedPayload, HookProcess]:
-    """Preflight, the payload, the process: what a started hook needs, or _LaunchFailed."""
-    command = dialect_command(hook, event)
-    rejection = preflight_rejection(command, run.settings.absolute_paths)
-    if rejection is not None:
-        raise _LaunchFailed("runner", "command rejected by preflight: " + rejection)
-    try:
-        prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
-                    else dialect_payload(hook, event))
-    except PayloadTooLarge as exc:
-        raise _LaunchFailed("stdin", str(exc)) from None
-    except (ValueError, TypeError, RecursionError, OSError):
-        raise _LaunchFailed("stdin", "hook payload envelope could not be built") from None
-    cwd = event.context["cwd"]
-    try:
-        return prepared, start_hook(command, cwd, dialect_env(hook, event),
-                                    owns_process=run.owns_process)
-    except BaseException as exc:
-        prepared.cleanup()
-        if isinstance(exc, (OSError, ValueError)):
-            raise _LaunchFailed("runner", _spawn_failure(exc, cwd)) from None
-        raise
 
 
 def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
@@ -5104,9 +5086,15 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
     raw = read_event_input(sys.stdin)
     result = _run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"),
                        on_row=_live_rows(out, bool(options.get("--tui"))),
-                       owns_process=_make_fds_private())
+                       owns_process=_owns_process(options))
     out.json(result)
     return exit_code_for(result)
+
+
+def _owns_process(options: Mapping[str, Any]) -> bool:
+    """Whether hooks may be started by posix_spawn: only in the `magihook` command, once the
+    descriptors it inherited are private (start_hook)."""
+    return bool(options["owns_process"]) and _make_fds_private()
 
 
 def _phase_option(options: Mapping[str, Any]) -> str:
@@ -5167,7 +5155,7 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
     if sys.stdin is None:  # started with stdin closed: an empty stream
         return 0
     _make_blocking(sys.stdin)
-    owns_process = _make_fds_private()
+    owns_process = _owns_process(options)
     for line in stream_lines(sys.stdin.buffer):
         if not line.strip(b" \t\r"):
             continue
@@ -5288,7 +5276,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
     if mapped is None:
         return 0
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
-                       owns_process=_make_fds_private())
+                       owns_process=_owns_process(options))
     for warning in result["warnings"]:
         out.error(warning)
     answer = agent_answer(agent, result)
@@ -5331,7 +5319,13 @@ COMMANDS: Mapping[str, Callable[[Mapping[str, Any], Output], int]] = MappingProx
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The CLI boundary: the only place errors become exit codes."""
+    """The CLI boundary: the only place errors become exit codes.  A host program may call it:
+    it then leaves the host's descriptors alone and starts every hook as run_phase does."""
+    return _main(argv, owns_process=False)
+
+
+def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
+    """main(); `owns_process` when this process is the `magihook` command (see start_hook)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     out = Output()
     if argv == ["--version"]:
@@ -5343,7 +5337,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     restore = _terminate_on_signals()
     try:
         command, options, args = parse_command_line(argv)
-        return COMMANDS[command](dict(options, args=tuple(args)), out)
+        return COMMANDS[command](dict(options, args=tuple(args), owns_process=owns_process),
+                                 out)
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
@@ -5405,7 +5400,7 @@ def console_main() -> None:
     and every payload_ref folder removed; the interpreter's teardown, which frees every module
     object one by one, would only add milliseconds to every call.  A host calls main() instead.
     """
-    code = main()
+    code = _main(None, owns_process=True)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

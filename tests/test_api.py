@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import typing
 
 import pytest
@@ -105,6 +106,24 @@ def test_run_phase_returns_what_the_cli_prints(project):
                              cwd=str(project))
     assert normalized(api) == normalized(cli.json)
     assert json.loads(magihook.dump_json(api)) == api  # plain JSON, nothing else inside
+
+
+def test_a_slow_row_callback_is_not_the_hook_s_time(project):
+    """The hook's timeout counts from its start: a caller's slow `on_row` (a terminal, a locked
+    session file) before it does not time it out."""
+    settings = magihook.settings_from_document({"hooks": {
+        "enabled": True, "show_in_tui": True, "before_tool": [{"command": "true",
+                                                                "timeout_seconds": 1}]}})
+    rows = []
+
+    def slow_first_row(row):
+        rows.append(row)
+        if len(rows) == 1:  # the `started` row
+            time.sleep(1.5)
+
+    result = magihook.run_phase(settings, "before_tool", bash_event(), cwd=str(project),
+                                on_row=slow_first_row)
+    assert [e["payload"]["status"] for e in result["events"]] == ["started", "success"]
 
 
 def test_run_phase_leaves_the_event_alone_and_keeps_no_state(project):

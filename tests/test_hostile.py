@@ -564,6 +564,64 @@ def test_an_api_caller_s_inheritable_descriptors_stay_out_of_hooks(project, prob
     assert first == second
 
 
+def test_a_signal_the_caller_ignores_stays_ignored_in_the_hook(project, probe):
+    """Under nohup (or `&` in a script) SIGHUP/SIGINT are ignored; a hook inherits that, however
+    it starts, even though magihook holds its signals while the hook starts."""
+    command, elsewhere = probe
+    config = write_settings(project, probe_hooks(command))
+
+    def ignore_hangup_and_interrupt():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def context_items(cwd, leaked):
+        (project / "event.json").write_text(json.dumps(after_event(context={"cwd": str(cwd)})))
+        with open(project / "event.json", "rb") as stdin:
+            done = subprocess.run(
+                [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
+                 str(config)], stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60,
+                preexec_fn=ignore_hangup_and_interrupt)
+        return json.loads(done.stdout)["context_items"]
+
+    reports = reports_from_both_folders(project, elsewhere, context_items)
+    wanted = 1 << (signal.SIGHUP - 1) | 1 << (signal.SIGINT - 1)
+    assert [ignored & wanted for ignored, _ in reports] == [wanted, wanted]
+
+
+def test_main_called_by_a_host_leaves_the_host_s_descriptors_alone(project, probe):
+    """A host calling main() keeps its inheritable descriptors inheritable (its own children may
+    need them), and its hooks still do not get them."""
+    command, _ = probe
+    config = write_settings(project, probe_hooks(command))
+    host = ("import json, os, sys; sys.path.insert(0, %r); import magihook; "
+            "read_end, write_end = os.pipe(); os.set_inheritable(write_end, True); "
+            "code = magihook.main(['run', '--phase', 'after_tool', '--config', %r]); "
+            "sys.stderr.write(json.dumps([code, os.get_inheritable(write_end)]))"
+            % (str(MAGIHOOK.parent), str(config)))
+    done = subprocess.run([sys.executable, "-c", host], input=json.dumps(after_event()).encode(),
+                          capture_output=True, cwd=project, timeout=60)
+    assert json.loads(done.stderr) == [0, True]
+    [item] = json.loads(done.stdout)["context_items"]
+    probe_report(item["content"], project)
+
+
+def test_an_environment_entry_posix_spawn_refuses_does_not_stop_hooks(project):
+    """An entry with an empty name is valid for execve; posix_spawn refuses it, Popen passes it."""
+    config = write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
+    launcher = (
+        "import ctypes, os, sys; argv = [a.encode() for a in sys.argv[1:]]; "
+        "env = [b'PATH=' + os.environb[b'PATH'], b'HOME=' + os.environb[b'HOME'], b'=odd']; "
+        "ctypes.CDLL(None).execve(argv[0], (ctypes.c_char_p * (len(argv) + 1))(*argv, None), "
+        "(ctypes.c_char_p * (len(env) + 1))(*env, None))")
+    done = subprocess.run(
+        [sys.executable, "-c", launcher, sys.executable, str(MAGIHOOK), "run", "--phase",
+         "before_tool", "--config", str(config)], input=json.dumps(bash_event()).encode(),
+        capture_output=True, cwd=project, timeout=60)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert [(e["payload"]["status"], e["payload"]["message"]) for e in json.loads(done.stdout)[
+        "events"]] == [("started", None), ("success", None)]
+
+
 # --- 3. hostile input ---------------------------------------------------------------------------
 
 def deep(levels, opener, closer):
