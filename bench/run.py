@@ -369,6 +369,8 @@ def bench_stream(box: Sandbox, repeat: int, events: int) -> Tuple[List[Row], Lis
     hooked.close()
     floor.close()
     steps = json.loads(traced.close().decode().splitlines()[-1])
+    if "error" in steps:
+        raise SystemExit("bench: stream_trace.py: %s" % steps["error"])
     rows = [ratio_row("3 --stream: per event, one `true` hook", samples["event"],
                       samples["baseline"], 1.05, "baseline: one `bash -lc true` spawn from Python"),
             info_row("3 --stream: per event, vs a spawn with stdin piped, output captured",

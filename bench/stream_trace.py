@@ -77,7 +77,11 @@ def main() -> int:
 
     magihook.stream_lines, os.posix_spawn, os.pidfd_open = stream_lines, posix_spawn, open_pidfd
     select.poll, magihook.Output.json = Poll, write_json
-    code = magihook.main(["run", "--stream", *sys.argv[2:]])
+    # As the `magihook` command runs it (console_main): the process is its own.
+    code = magihook._main(["run", "--stream", *sys.argv[2:]], owns_process=True)
+    if not events:
+        sys.stderr.write(json.dumps({"error": "no event was traced"}) + "\n")
+        return 1
     sys.stderr.write(json.dumps({"%s to %s" % pair: statistics.median(
         (event[pair[1]] - event[pair[0]]) * 1e6 for event in events) for pair in STEPS}) + "\n")
     return code
