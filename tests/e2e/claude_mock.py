@@ -163,6 +163,9 @@ def run_claude(claude: Path, project: Path, home: Path, model: ClaudeModel, prom
     """`claude -p` headless in `project`, against `model`, with a scratch HOME."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("ANTHROPIC_", "CLAUDE", "MAGIHOOK_"))}
+    # No magihook on the agent's PATH: the wiring must name it by its absolute path.
+    env["PATH"] = os.pathsep.join(folder for folder in env.get("PATH", "").split(os.pathsep)
+                                  if folder and not os.path.exists(os.path.join(folder, "magihook")))
     env.update(HOME=str(home), ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-ant-dummy",
                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
                DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1")
