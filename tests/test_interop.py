@@ -1211,3 +1211,37 @@ def test_import_refuses_a_scripts_folder_preflight_would_reject(project):
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == ("magihook: %s: cannot write the generated script (EEXIST)\n"
                              % (blocked / "claude-code-PreToolUse-0.0.sh"))
+
+
+# A guard written once against magihook's tools: a secret-like path, or a credential in what a
+# write or an edit would put in a file (write's content, hash_edit's patch).
+WRITE_GUARD = r"""#!/usr/bin/env bash
+set -euo pipefail
+payload=$(cat)
+path=$(printf '%s' "$payload" | jq -r '.request.path // ""')
+text=$(printf '%s' "$payload" | jq -r '(.request.content // "") + (.request.input // "")')
+case "$path" in *.key|*.pem|.env|*/.env) exit 10 ;; esac
+if printf '%s' "$text" | grep -Eq 'sk-[A-Za-z0-9_-]{16,}'; then exit 11; fi
+"""
+
+
+@pytest.mark.parametrize("tool,tool_input", [
+    ("Write", lambda p: {"file_path": P(p, "server.key"), "content": "k"}),
+    ("Write", lambda p: {"file_path": P(p, "a.txt"), "content": "sk-" + "A" * 20}),
+    ("Edit", lambda p: {"file_path": P(p, "config/.env"), "old_string": "a", "new_string": "b"}),
+    ("Edit", lambda p: {"file_path": P(p, "a.py"), "old_string": "a", "new_string": "sk-" + "B" * 20}),
+    ("MultiEdit", lambda p: {"file_path": P(p, "a.py"), "edits": [
+        {"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "sk-" + "C" * 20}]}),
+    ("MultiEdit", lambda p: {"file_path": P(p, "x/y.pem"), "edits": [
+        {"old_string": "a", "new_string": "b"}]}),
+])
+def test_a_write_guard_catches_claude_file_tools(project, tool, tool_input):
+    write_script(project, "guard.sh", WRITE_GUARD)
+    settings = config(project, before_tool=[{"label": "w", "command": "./guard.sh", "payload": "full",
+                                             "failure_policy": "block",
+                                             "include_tools": ["write", "hash_edit"]}])
+    result = adapt("claude-code", project, claude_stdin(project, tool, tool_input(project)), settings)
+    assert answer(result)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    harmless = adapt("claude-code", project, claude_stdin(project, "Edit", {
+        "file_path": P(project, "a.py"), "old_string": "a", "new_string": "b"}), settings)
+    assert (harmless.returncode, harmless.stdout, harmless.stderr) == (0, "", "")
