@@ -288,4 +288,6 @@ def test_an_imported_one_liner_blocks_as_it_does_in_claude_code(claude, scratch)
     assert not (scratch / ".env").exists() and (scratch / "notes.txt").exists()
     results = seen(imported)[0]
     assert [results[0], results[1][1]] == [(BLOCKED, True), False]
-    assert "Blocked" not in request_text(imported.model.conversation()[-1].body)
+    # The hook's stderr (what Claude Code natively hands the model) stays out.
+    assert "Blocked: %s" % (scratch / ".env") in request_text(native.model.conversation()[-1].body)
+    assert "Blocked: " not in request_text(imported.model.conversation()[-1].body)
