@@ -4958,6 +4958,10 @@ def import_claude_code(document: Mapping[str, Any],
             for index, group in enumerate(groups):
                 hooks[phase].extend(_import_group(phase, event_name, index, group, path + [index],
                                                   report, options))
+    if hooks["before_tool"]:
+        report.append("$.hooks.PreToolUse: a call whose hook stdin would pass %d bytes cannot be "
+                      "given to these hooks (no payload_ref for a dialect hook); it goes through "
+                      "with a warning" % STDIN_MAX_BYTES)
     return {"hooks": hooks}, report
 
 

@@ -1027,6 +1027,9 @@ def test_import_claude_code_settings(project):
         "(command contains '~'), so it runs from the generated script %s" % script,
         "magihook import: $.hooks.UserPromptSubmit: event 'UserPromptSubmit' has no magihook "
         "phase; not carried over",
+        "magihook import: $.hooks.PreToolUse: a call whose hook stdin would pass 1048576 bytes "
+        "cannot be given to these hooks (no payload_ref for a dialect hook); it goes through with "
+        "a warning",
     ]
     out = project / "magihook.json"
     out.write_text(result.stdout)
@@ -1144,9 +1147,9 @@ def test_import_turns_a_rejected_one_liner_into_a_script_that_still_blocks(proje
     result = run_cli("import", "claude-code", str(source), "--scripts", "gen", cwd=project)
     assert result.returncode == 0, result.stderr
     script = project / "gen" / "claude-code-PreToolUse-0.0.sh"
-    assert result.stderr == ("magihook import: $.hooks.PreToolUse[0].hooks[0].command: preflight "
-                             "would reject it (command contains '$'), so it runs from the generated "
-                             "script %s\n" % script)
+    assert result.stderr.splitlines()[0] == (
+        "magihook import: $.hooks.PreToolUse[0].hooks[0].command: preflight would reject it "
+        "(command contains '$'), so it runs from the generated script %s" % script)
     (hook,) = json.loads(result.stdout)["hooks"]["before_tool"]
     assert (hook["command"], hook["failure_policy"]) == (str(script), "warn")
     converted = project / "magihook.json"
@@ -1245,3 +1248,17 @@ def test_a_write_guard_catches_claude_file_tools(project, tool, tool_input):
     harmless = adapt("claude-code", project, claude_stdin(project, "Edit", {
         "file_path": P(project, "a.py"), "old_string": "a", "new_string": "b"}), settings)
     assert (harmless.returncode, harmless.stdout, harmless.stderr) == (0, "", "")
+
+
+def test_a_dialect_guard_cannot_see_a_call_past_the_stdin_cap(project):
+    # As import reports: the call goes through, with a warning, and the guard never runs.
+    write_script(project, "deny.sh", "#!/bin/sh\ncat >/dev/null\necho ran > ran.txt\nexit 2\n")
+    settings = config(project, before_tool=[{"label": "g", "command": "./deny.sh",
+                                             "dialect": "claude-code", "payload": "full"}])
+    result = adapt("claude-code", project, claude_stdin(project, "Write", {
+        "file_path": P(project, ".env"), "content": "x" * (1024 * 1024)}), settings)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json == {"systemMessage": (
+        "magihook: hook g (before_tool #0, write) failed: stdin: claude-code hook stdin would be "
+        "larger than 1048576 bytes and a dialect hook cannot take a payload_ref")}
+    assert not (project / "ran.txt").exists()
