@@ -2,7 +2,7 @@
 
 The model's script is a list of tool calls: a request of the agent's conversation (one that
 offers tools) that holds n tool results gets the n-th call, then a final text answer.  Any
-other request (a title, a quota probe, `HEAD /`) gets a short text or an empty 200.
+other request (a title, a quota probe, `HEAD /`) gets the final text or an empty 200.
 """
 
 from __future__ import annotations
@@ -143,10 +143,6 @@ class Run:
                 if isinstance(attachment, dict) and attachment.get("type") == "hook_system_message":
                     shown.append(attachment.get("content"))
         return shown
-
-    def hook_events(self) -> List[Dict[str, Any]]:
-        return [event for event in self.events if event.get("type") == "system"
-                and str(event.get("subtype", "")).startswith("hook")]
 
     def final(self) -> Optional[Dict[str, Any]]:
         return next((event for event in reversed(self.events) if event.get("type") == "result"),
