@@ -1214,6 +1214,16 @@ def test_import_refuses_a_scripts_folder_preflight_would_reject(project):
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == ("magihook: %s: cannot write the generated script (EEXIST)\n"
                              % (blocked / "claude-code-PreToolUse-0.0.sh"))
+    # A link planted where the script goes is not followed (its target would be overwritten).
+    (project / "gen").mkdir()
+    target = project / "precious.txt"
+    target.write_text("keep")
+    (project / "gen" / "claude-code-PreToolUse-0.0.sh").symlink_to(target)
+    result = run_cli("import", "claude-code", str(source), "--scripts", "gen", cwd=project)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("magihook: %s: cannot write the generated script (ELOOP)\n"
+                             % (project / "gen" / "claude-code-PreToolUse-0.0.sh"))
+    assert target.read_text() == "keep"
 
 
 # A guard written once against magihook's tools: a secret-like path, or a credential in what a
