@@ -5110,7 +5110,8 @@ def write_import_script(options: ImportOptions, label: str, command: str,
                              | getattr(os, "O_NOFOLLOW", 0), 0o700)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
-            os.fchmod(handle.fileno(), 0o700)
+            if hasattr(os, "fchmod"):  # an older script of the same name keeps no wider mode
+                os.fchmod(handle.fileno(), 0o700)
     except OSError as exc:
         raise MagihookError("%s: cannot write the generated script (%s)"
                             % (path, _errno_name(exc))) from None
