@@ -149,8 +149,7 @@ def test_timeout_under_block_denies(claude, scratch):
                                     "timeout_seconds": 1, "failure_policy": "block"}]})
     run = go(claude, scratch, [bash("rm -f sentinel")])
     assert (scratch / "sentinel").exists()
-    results, _ = seen(run)
-    assert results == [(BLOCKED, True)]
+    assert seen(run) == ([(BLOCKED, True)], 2)
 
 
 def test_warn_runs_the_tool_and_tells_only_the_user(claude, scratch):
@@ -224,8 +223,9 @@ def test_context_injection_reaches_the_next_request(claude, scratch):
     run = go(claude, scratch, [bash("echo hi")])
     conversation = run.model.conversation()
     assert len(conversation) == 2
-    assert "Relevant bounded memory for next provider call (after bash)." in request_text(
-        conversation[1].body)
+    # After the tool result, as a system reminder.
+    assert ("<system-reminder>\\nPostToolUse:Bash hook additional context: Relevant bounded memory "
+            "for next provider call (after bash).\\n</system-reminder>") in request_text(conversation[1].body)
     assert "Relevant bounded memory" not in request_text(conversation[0].body)
 
 
