@@ -4198,11 +4198,14 @@ TURN_STOPPED_CONTENT = "This turn was stopped by local hook policy."
 
 # hook_event_name -> phase.  Message phases reach a dialect hook as the agent's end-of-turn event.
 AGENT_TOOL_EVENTS = MappingProxyType({
-    "claude-code": {"PreToolUse": "before_tool", "PostToolUse": "after_tool"},
+    "claude-code": {"PreToolUse": "before_tool", "PostToolUse": "after_tool",
+                    "PostToolUseFailure": "after_tool"},
     "codex": {"PreToolUse": "before_tool", "PostToolUse": "after_tool"},
     "gemini": {"BeforeTool": "before_tool", "AfterTool": "after_tool"},
 })
 AGENT_MESSAGE_EVENTS = MappingProxyType({"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent"})
+# Events that report a tool call that failed: their `error` is the result, with success false.
+_FAILED_TOOL_EVENTS = frozenset([("claude-code", "PostToolUseFailure")])
 
 # Per agent: (agent tool, magihook tool, {agent field: magihook field}).  Fields not listed are
 # not carried.  Forward (adapt), the row of the agent's tool name applies.  Backward (dialect
@@ -4307,7 +4310,9 @@ def adapt_event(
         "request": _agent_request(agent, row, raw, context["cwd"]),
         "context": context,
     }
-    if phase == "after_tool":
+    if (agent, event_name) in _FAILED_TOOL_EVENTS:
+        event["result"] = _agent_failure_result(row[1], document.get("error"))
+    elif phase == "after_tool":
         event["result"] = _agent_result(row[1], document.get("tool_response"))
     return phase, event
 
@@ -4362,17 +4367,26 @@ def _is_number(value: Any) -> bool:
 
 
 def _relative_path(value: Any, cwd: str) -> Any:
-    """An absolute path inside cwd as cwd-relative; any other value unchanged."""
+    """An absolute path under cwd, spelled as `cwd/rest`, as the cwd-relative `rest`; any
+    other value unchanged.  Never normalized: `sub/../x` is not `x` when `sub` is a link, and a
+    dialect hook (a path-traversal guard) must see the `..` the agent sent.  A `rest` with a
+    `..` stays absolute, so a relative path in a request never climbs out of cwd."""
     if not isinstance(value, str) or not os.path.isabs(value):
         return value
-    relative = os.path.relpath(os.path.normpath(value), os.path.normpath(cwd))
-    return value if relative == ".." or relative.startswith(".." + os.sep) else relative
+    prefix = cwd.rstrip(os.sep) + os.sep
+    if value.rstrip(os.sep) == prefix.rstrip(os.sep):
+        return "."
+    rest = value[len(prefix):] if value.startswith(prefix) else ""
+    if not rest.strip(os.sep) or ".." in rest.split(os.sep):
+        return value
+    return rest
 
 
 def _absolute_path(value: Any, cwd: str) -> Any:
+    """A request path as the agent sends it: absolute, joined to cwd, never normalized."""
     if not isinstance(value, str):
         return value
-    return os.path.normpath(os.path.join(cwd, value))
+    return cwd if value == "." else os.path.join(cwd, value)
 
 
 def _edit_request(agent_tool: str, raw: Mapping[str, Any], path: Any, cwd: str) -> Dict[str, Any]:
@@ -4473,26 +4487,20 @@ def _agent_result(tool: str, response: Any) -> Dict[str, Any]:
     return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
 
 
-def agent_answer(agent: str, result: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
-    """A magihook result as the agent's hook answer; None (print nothing) for a plain continue.
+def _agent_failure_result(tool: str, error: Any) -> Dict[str, Any]:
+    """A failed-tool event's `error` as a magihook result: success false, the error as content."""
+    content = error if isinstance(error, str) or error is None else dump_json(error).decode("utf-8")
+    return {"tool_name": tool, "success": False, "content": content, "metadata": {}}
 
-    Never "allow": that would skip the agent's own permission prompt.
-    """
-    _check_agent(agent)
-    phase, verdict = result["phase"], result["verdict"]
-    event_name = _agent_event_name(agent, phase)
-    if verdict == "block":
-        return _deny_answer(agent, event_name, result["tool_result"]["content"])
-    if verdict == "fail":
-        if agent == "codex" and phase == "before_tool":
-            # Codex reads continue:false in PreToolUse as an invalid answer and runs the tool
-            # (output_parser.rs), so a stopped turn denies the call instead.
-            return _deny_answer(agent, event_name, BLOCKED_CONTENT)
-        return {"continue": False, "stopReason": TURN_STOPPED_CONTENT}
-    if result["context_items"]:
-        text = "\n\n".join(item["content"] for item in result["context_items"])
-        return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
-    return None
+
+# The agent's answer, one function per agent and kind, so each agent's protocol is fixed in one
+# place.  Every answer may also carry the agent's user-visible field (USER_MESSAGE_FIELDS): that
+# is where warnings and a broken settings file's details go, never stderr and never the model.
+USER_MESSAGE_FIELDS = MappingProxyType({
+    "claude-code": "systemMessage", "codex": "systemMessage", "gemini": "systemMessage",
+})
+SETTINGS_BROKEN_CONTENT = (
+    "This tool call was blocked because the local hook settings could not be loaded.")
 
 
 def _deny_answer(agent: str, event_name: str, reason: str) -> Dict[str, Any]:
@@ -4502,12 +4510,88 @@ def _deny_answer(agent: str, event_name: str, reason: str) -> Dict[str, Any]:
                                    "permissionDecisionReason": reason}}
 
 
-def agent_settings_snippet(agent: str, config: Optional[str] = None) -> Dict[str, Any]:
-    """The agent settings that make it call `magihook adapt AGENT` for every tool magihook wraps."""
+def _stop_answer(reason: str) -> Dict[str, Any]:
+    return {"continue": False, "stopReason": reason}
+
+
+def _claude_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+    if phase == "before_tool":
+        # Claude Code runs the tool on continue:false alone (measured, 2.1.197): deny it too.
+        return dict(_deny_answer("claude-code", event_name, reason),
+                    **_stop_answer(TURN_STOPPED_CONTENT))
+    return _stop_answer(TURN_STOPPED_CONTENT)
+
+
+def _codex_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+    if phase == "before_tool":
+        # Codex reads continue:false in PreToolUse as an invalid answer and runs the tool
+        # (output_parser.rs), so a stopped turn denies the call instead.
+        return _deny_answer("codex", event_name, reason)
+    return _stop_answer(TURN_STOPPED_CONTENT)
+
+
+def _gemini_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+    if phase == "before_tool":  # the deny holds even where a stop were not honoured
+        return dict(_deny_answer("gemini", event_name, reason), **_stop_answer(TURN_STOPPED_CONTENT))
+    return _stop_answer(TURN_STOPPED_CONTENT)
+
+
+# agent -> (event name, phase, model-visible reason) -> the answer that stops the turn; before a
+# tool it always denies the call (a `fail` guard must never let the tool run).
+AGENT_FAIL_ANSWERS: Mapping[str, Callable[[str, str, str], Dict[str, Any]]] = MappingProxyType({
+    "claude-code": _claude_fail_answer, "codex": _codex_fail_answer, "gemini": _gemini_fail_answer,
+})
+
+
+def agent_answer(agent: str, result: Mapping[str, Any],
+                 event_name: Optional[str] = None) -> Optional[Dict[str, Any]]:
+    """A magihook result as the agent's hook answer; None (print nothing) for a plain continue.
+
+    `event_name`: the agent's event being answered (default: the phase's first event).  Never
+    "allow": that would skip the agent's own permission prompt.  Warnings go in the agent's
+    user-visible field only.
+    """
+    _check_agent(agent)
+    phase, verdict = result["phase"], result["verdict"]
+    event_name = event_name or _agent_event_name(agent, phase)
+    answer: Dict[str, Any] = {}
+    if verdict == "block":
+        answer = _deny_answer(agent, event_name, result["tool_result"]["content"])
+    elif verdict == "fail":
+        answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, BLOCKED_CONTENT)
+    elif result["context_items"]:
+        text = "\n\n".join(item["content"] for item in result["context_items"])
+        answer = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+    return _with_user_message(agent, answer, result["warnings"]) or None
+
+
+def settings_error_answer(agent: str, event_name: str, error: MagihookError) -> Dict[str, Any]:
+    """A settings file that cannot be loaded fails closed: before a tool the agent's deny (and a
+    stop), after it a stop, each with a fixed sentence the model may see.  The error itself
+    names the file, so it goes only in the user-visible field."""
+    _check_agent(agent)
+    phase = AGENT_TOOL_EVENTS[agent].get(event_name, "after_tool")
+    answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, SETTINGS_BROKEN_CONTENT)
+    return _with_user_message(agent, answer, [error_text(error)])
+
+
+def _with_user_message(agent: str, answer: Dict[str, Any], lines: Sequence[str]) -> Dict[str, Any]:
+    if lines:
+        answer = dict(answer, **{USER_MESSAGE_FIELDS[agent]: "\n".join(
+            "magihook: " + line for line in lines)})
+    return answer
+
+
+def agent_settings_snippet(agent: str, config: Optional[str] = None,
+                           magihook: str = "magihook") -> Dict[str, Any]:
+    """The agent settings that make it call `magihook adapt AGENT` for every tool magihook wraps.
+
+    `magihook` is the command start, shell-quoted (the CLI passes magihook_command()).
+    """
     import shlex
 
     _check_agent(agent)
-    command = "magihook adapt " + agent
+    command = magihook + " adapt " + agent
     if config is not None:
         command += " --config " + shlex.quote(config)
     handler: Dict[str, Any] = {"type": "command", "command": command,
@@ -4516,8 +4600,26 @@ def agent_settings_snippet(agent: str, config: Optional[str] = None) -> Dict[str
         handler = dict({"name": "magihook"}, **handler)
         handler["timeout"] = _AGENT_HOOK_TIMEOUT_SECONDS * 1000
     matcher = "|".join(dict.fromkeys(row[0] for row in AGENT_TOOL_TABLE[agent]))
-    return {"hooks": {event: [{"matcher": matcher, "hooks": [handler]}]
-                      for event in AGENT_TOOL_EVENTS[agent]}}
+    snippet: Dict[str, Any] = {"hooks": {event: [{"matcher": matcher, "hooks": [handler]}]
+                                         for event in AGENT_TOOL_EVENTS[agent]}}
+    if agent == "gemini":  # Gemini 0.61 loads hooks only with hooksConfig.enabled
+        snippet["hooksConfig"] = {"enabled": True}
+    return snippet
+
+
+def magihook_command() -> str:
+    """This magihook as an agent must start it, shell-quoted: the console script it runs as, else
+    this interpreter and this file.  Never a bare `magihook`: an agent's PATH may lack the venv
+    it is installed in, and a command not found (exit 127) fails open in Claude Code."""
+    import shlex
+
+    script = sys.argv[0] if sys.argv else ""
+    if (os.path.basename(script) == "magihook" and os.path.isfile(script)
+            and os.access(script, os.X_OK)):
+        return shlex.quote(os.path.abspath(script))
+    if not sys.executable:
+        raise MagihookError("cannot tell which Python runs magihook (sys.executable is empty)")
+    return "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.abspath(__file__)))
 
 
 # -- dialect hooks: the seams the pipeline calls --
@@ -4812,13 +4914,32 @@ _IMPORT_DROPPED_KEYS = MappingProxyType({
 })
 
 
-def import_claude_code(document: Mapping[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+@record(frozen=True)
+class ImportOptions:
+    """Where `import` may write the scripts it generates (None: it writes none and reports the
+    command instead), and the folder `${CLAUDE_PLUGIN_ROOT}` names (a plugin's hooks.json)."""
+
+    scripts_dir: Optional[str] = None
+    plugin_root: Optional[str] = None
+
+
+_PLUGIN_ROOT_VARIABLE = re.compile(r"\$(?:\{CLAUDE_PLUGIN_ROOT\}|CLAUDE_PLUGIN_ROOT(?![A-Za-z0-9_]))")
+# Claude Code runs a command hook with `/bin/sh -c COMMAND` (measured, 2.1.197).
+_CLAUDE_HOOK_SHELL = "/bin/sh"
+_CLAUDE_HOOK_TIMEOUT_SECONDS = 600  # Claude Code's default for a command hook
+
+
+def import_claude_code(document: Mapping[str, Any],
+                       options: Optional[ImportOptions] = None) -> Tuple[Dict[str, Any], List[str]]:
     """A Claude Code settings document as magihook settings, and what was not carried over.
 
     Each `command` handler of PreToolUse / PostToolUse becomes a claude-code dialect hook
     (payload full, failure_policy warn as Claude's non-blocking errors, after hooks injecting).
+    A command preflight would reject, or one naming `${CLAUDE_PLUGIN_ROOT}`, becomes a script
+    in `options.scripts_dir` that runs the same text the same way, so a guard still blocks.
     Report lines name the JSON path and never quote a command.
     """
+    options = options if options is not None else ImportOptions()
     hooks: Dict[str, Any] = {"enabled": True, "before_tool": [], "after_tool": []}
     report: List[str] = []
     section = document.get("hooks")
@@ -4836,12 +4957,16 @@ def import_claude_code(document: Mapping[str, Any]) -> Tuple[Dict[str, Any], Lis
         else:
             for index, group in enumerate(groups):
                 hooks[phase].extend(_import_group(phase, event_name, index, group, path + [index],
-                                                  report))
+                                                  report, options))
+    if hooks["before_tool"]:
+        report.append("$.hooks.PreToolUse: a call whose hook stdin would pass %d bytes cannot be "
+                      "given to these hooks (no payload_ref for a dialect hook); it goes through "
+                      "with a warning" % STDIN_MAX_BYTES)
     return {"hooks": hooks}, report
 
 
 def _import_group(phase: str, event_name: str, index: int, group: Any, path: List[Any],
-                  report: List[str]) -> List[Dict[str, Any]]:
+                  report: List[str], options: ImportOptions) -> List[Dict[str, Any]]:
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         report.append("%s: expected an object with a hooks array; not carried over" % json_path(path))
         return []
@@ -4854,7 +4979,7 @@ def _import_group(phase: str, event_name: str, index: int, group: Any, path: Lis
     imported = []
     for number, handler in enumerate(group["hooks"]):
         label = "claude-code %s %d.%d" % (event_name, index, number)
-        hook = _import_handler(phase, label, handler, path + ["hooks", number], report)
+        hook = _import_handler(phase, label, handler, path + ["hooks", number], report, options)
         if hook is not None:
             if tools:
                 hook["include_tools"] = tools
@@ -4887,9 +5012,7 @@ def _matcher_tools(matcher: Any, path: List[Any], report: List[str]) -> Optional
 
 
 def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
-                    report: List[str]) -> Optional[Dict[str, Any]]:
-    import math
-
+                    report: List[str], options: ImportOptions) -> Optional[Dict[str, Any]]:
     if not isinstance(handler, dict):
         report.append("%s: expected an object; not carried over" % json_path(path))
         return None
@@ -4902,27 +5025,109 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
     if not isinstance(command, str) or not command.strip():
         report.append("%s: missing command; not carried over" % json_path(path + ["command"]))
         return None
+    timeout = _import_timeout(phase, handler.get("timeout"), path + ["timeout"], report)
+    command = _import_command(label, command, path + ["command"], report, options)
+    if command is None:
+        return None
     hook: Dict[str, Any] = {"label": label, "command": command, "dialect": "claude-code",
-                            "payload": "full", "failure_policy": "warn", "timeout_seconds": 60}
+                            "payload": "full", "failure_policy": "warn", "timeout_seconds": timeout}
     if phase != "before_tool":
         hook["provider_context_injection"] = True
-    timeout = handler.get("timeout")
-    if _is_number(timeout) and math.isfinite(timeout):
-        hook["timeout_seconds"] = min(60, max(1, int(math.ceil(timeout))))
-        if hook["timeout_seconds"] != timeout:
-            report.append("%s: %g s became %d s (magihook allows 1 to 60)" % (
-                json_path(path + ["timeout"]), timeout, hook["timeout_seconds"]))
-    rejection = preflight_rejection(
-        expand_variables(command, _PROJECT_DIR_VARIABLES["claude-code"], "/project"), True)
-    if rejection is not None:
-        report.append("%s: magihook's preflight will reject it (%s); move the logic into a script"
-                      % (json_path(path + ["command"]), rejection))
     for key in handler:
         if key not in ("type", "command", "timeout"):
             reason = _IMPORT_DROPPED_KEYS.get(key)
             report.append("%s: not carried over%s" % (json_path(path + [key]),
                                                        "; " + reason if reason else ""))
     return hook
+
+
+def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]) -> int:
+    """magihook's 1-60 s for Claude's timeout.  A guard stopped by its timeout lets the call
+    through (in Claude Code too), so a before_tool hook that may now be stopped sooner is
+    reported."""
+    import math
+
+    given = _is_number(timeout) and math.isfinite(timeout)
+    seconds = min(60, max(1, int(math.ceil(timeout)))) if given else 60
+    if given and seconds != timeout:
+        report.append("%s: %g s became %d s (magihook allows 1 to 60)%s" % (
+            json_path(path), timeout, seconds,
+            "; a guard stopped by it lets the call through" if seconds < timeout and
+            phase == "before_tool" else ""))
+    elif not given and phase == "before_tool":
+        report.append("%s: none, so 60 s (Claude Code waits %d s); a guard stopped by it lets "
+                      "the call through" % (json_path(path), _CLAUDE_HOOK_TIMEOUT_SECONDS))
+    return seconds
+
+
+def _import_command(label: str, command: str, path: List[Any], report: List[str],
+                    options: ImportOptions) -> Optional[str]:
+    """The command the imported hook runs: the same text, or a generated script running it
+    when preflight would reject it or it names ${CLAUDE_PLUGIN_ROOT}; None if not carried over."""
+    plugin = _PLUGIN_ROOT_VARIABLE.search(command) is not None
+    if plugin and options.plugin_root is None:
+        report.append("%s: uses ${CLAUDE_PLUGIN_ROOT}; not carried over (pass --plugin-root DIR, "
+                      "the plugin's folder)" % json_path(path))
+        return None
+    rejection = preflight_rejection(
+        expand_variables(command, _PROJECT_DIR_VARIABLES["claude-code"], "/project"), True)
+    if rejection is None and not plugin:
+        return command
+    if options.scripts_dir is None:
+        report.append("%s: magihook's preflight will reject it (%s); move the logic into a script"
+                      % (json_path(path), rejection or "command contains '$'"))
+        return command
+    script, hook_command = write_import_script(options, label, command, json_path(path))
+    report.append("%s: %s, so it runs from the generated script %s" % (
+        json_path(path), "preflight would reject it (%s)" % rejection if rejection
+        else "it uses ${CLAUDE_PLUGIN_ROOT}", script))
+    return hook_command
+
+
+def write_import_script(options: ImportOptions, label: str, command: str,
+                        where: str) -> Tuple[str, str]:
+    """A script (0700) that runs `command` as Claude Code does, stdin and exit status passed
+    through: (its absolute path, the hook command running it).  Claude Code's variables stay
+    variables: magihook sets CLAUDE_PROJECT_DIR for a claude-code hook, the script sets
+    CLAUDE_PLUGIN_ROOT."""
+    import shlex
+
+    folder = os.path.abspath(options.scripts_dir or ".")
+    path = os.path.join(folder, re.sub(r"[^A-Za-z0-9.-]+", "-", label) + ".sh")
+    hook_command = shell_quote_checked(path)
+    lines = ["#!" + _CLAUDE_HOOK_SHELL,
+             "# Generated by `magihook import claude-code` from %s." % where,
+             "# Claude Code runs that command with %s -c; this script runs the same text."
+             % _CLAUDE_HOOK_SHELL]
+    if options.plugin_root is not None:
+        lines.append("CLAUDE_PLUGIN_ROOT=%s" % shlex.quote(os.path.abspath(options.plugin_root)))
+        lines.append("export CLAUDE_PLUGIN_ROOT")
+    text = "\n".join(lines) + "\n" + command + "\n"
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        # No following a link planted where the script goes: it would overwrite the link's target.
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                             | getattr(os, "O_NOFOLLOW", 0), 0o700)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            if hasattr(os, "fchmod"):  # an older script of the same name keeps no wider mode
+                os.fchmod(handle.fileno(), 0o700)
+    except OSError as exc:
+        raise MagihookError("%s: cannot write the generated script (%s)"
+                            % (path, _errno_name(exc))) from None
+    return path, hook_command
+
+
+def shell_quote_checked(path: str) -> str:
+    """A generated script's path as a hook command that preflight accepts."""
+    import shlex
+
+    command = shlex.quote(path)
+    rejection = preflight_rejection(command, True)
+    if rejection is not None:
+        raise UsageError("the scripts folder %s cannot be a hook command (%s); choose another with "
+                         "--scripts DIR" % (os.path.dirname(path), rejection))
+    return command
 
 
 # =================================================================================================
@@ -4939,7 +5144,7 @@ usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
        magihook replay SESSION.jsonl [--config PATH] [--json]
        magihook adapt claude-code|codex|gemini [--config PATH] [--session PATH]
        magihook adapt claude-code|codex|gemini --print-settings [--config PATH]
-       magihook import claude-code SETTINGS.json
+       magihook import claude-code SETTINGS.json [--scripts DIR] [--plugin-root DIR]
        magihook --version"""
 
 # Per command: option -> True when it takes a value, False for a flag; and positional count.
@@ -4951,7 +5156,7 @@ COMMAND_OPTIONS = MappingProxyType({
     "schema": ({}, 0),
     "replay": ({"--config": True, "--json": False}, 1),
     "adapt": ({"--config": True, "--session": True, "--print-settings": False}, 1),
-    "import": ({}, 2),
+    "import": ({"--scripts": True, "--plugin-root": True}, 2),
 })
 
 
@@ -5263,34 +5468,60 @@ def cli_schema(options: Mapping[str, Any], out: Output) -> int:
 
 
 def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
-    """Answer one hook call of another agent in its own protocol; warnings go to stderr."""
+    """Answer one hook call of another agent in its own protocol.  Warnings, and a settings
+    file that cannot be loaded, go in the agent's user-visible field: nothing on stderr, which
+    an agent may hand its model or parse as the answer."""
     agent = options["args"][0]
     _check_agent(agent)
     if options.get("--print-settings"):
         if "--session" in options:
             raise UsageError("--print-settings takes no --session")
-        out.text(json.dumps(agent_settings_snippet(agent, options.get("--config")), indent=2))
+        out.text(json.dumps(agent_settings_snippet(
+            agent, print_settings_config(options.get("--config")), magihook_command()), indent=2))
         return 0
-    settings = load_settings(options.get("--config"))
-    mapped = adapt_event(agent, decode_event(read_event_input(sys.stdin)))
+    document = decode_event(read_event_input(sys.stdin))
+    mapped = adapt_event(agent, document)
     if mapped is None:
+        return 0
+    event_name = document["hook_event_name"]
+    try:
+        settings = load_settings(options.get("--config"))
+    except SettingsError as exc:
+        out.json(settings_error_answer(agent, event_name, exc))
         return 0
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
                        owns_process=_owns_process(options))
-    for warning in result["warnings"]:
-        out.error(warning)
-    answer = agent_answer(agent, result)
+    answer = agent_answer(agent, result, event_name)
     if answer is not None:
         out.json(answer)
     return 0
 
 
+def print_settings_config(config: Optional[str]) -> str:
+    """The absolute path of the settings file `--print-settings` names: `--config`, else the one
+    discovery finds here.  It must exist: a missing file would fail every call."""
+    path, _ = discover_settings(config, os.environ, os.getcwd())
+    if path is None:
+        raise UsageError("no settings file found here; pass --config PATH (magihook init makes one)")
+    if not os.path.isfile(path):
+        raise UsageError("%s: settings file not found" % path)
+    return os.path.abspath(path)
+
+
+IMPORT_SCRIPTS_DIR = os.path.join(".magi-code", "imported-hooks")
+
+
 def cli_import(options: Mapping[str, Any], out: Output) -> int:
-    """A Claude Code settings file's hooks as magihook settings on stdout; the report on stderr."""
+    """A Claude Code settings file's hooks as magihook settings on stdout; the report on stderr.
+    Scripts it generates go in --scripts (default .magi-code/imported-hooks here)."""
     agent, path = options["args"]
     if agent != "claude-code":
         raise UsageError("import reads claude-code settings only, not %r" % agent)
-    converted, report = import_claude_code(read_settings_document(path))
+    plugin_root = options.get("--plugin-root")
+    if plugin_root is not None and not os.path.isdir(plugin_root):
+        raise UsageError("--plugin-root %s: not a folder" % plugin_root)
+    converted, report = import_claude_code(read_settings_document(path), ImportOptions(
+        options.get("--scripts", IMPORT_SCRIPTS_DIR), plugin_root))
     settings_from_document(converted)  # what we print must load
     for line in report:
         out.error("magihook import: " + line)
