@@ -5277,7 +5277,7 @@ def script_notes(hook: HookDefinition, cwd: str, login: LoginShell) -> List[str]
     else:
         notes += _tool_notes(first, login)
         if os.path.basename(first).rstrip("0123456789.") in SCRIPT_INTERPRETERS and len(words) > 1 \
-                and "/" in words[1] and not words[1].startswith("-"):
+                and not words[1].startswith("-"):
             notes += _script_file_notes(words[1], cwd, login, executable=False)
     return notes
 
