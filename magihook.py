@@ -1102,6 +1102,7 @@ SETTINGS_FOLDER = ".magi-code"
 TRUST_FILE_NAME = "magihook-trust.json"
 TRUST_SCHEMA = "magihook.trust"
 TRUST_FILE_MAX_BYTES = 1024 * 1024
+CWD_MAX_CHARS = 4096
 
 
 def home_folder(env: Mapping[str, str]) -> str:
@@ -1133,6 +1134,9 @@ def project_settings(cwd: str, home: str) -> Optional[Tuple[str, str]]:
     where that folder exists, and the home check only there (a symlinked home is still seen).
     """
     folder, home, up = os.path.abspath(cwd), os.path.abspath(home), 0
+    if len(folder) > CWD_MAX_CHARS:
+        # No folder has such a path (PATH_MAX), and walking up a huge one would take long.
+        raise InputError("$.context.cwd: longer than %d characters" % CWD_MAX_CHARS)
     while folder != home:
         base = os.path.join(folder, SETTINGS_FOLDER)
         if os.path.isdir(base):

@@ -531,3 +531,13 @@ def test_packaging_declares_tomli_license_and_changelog():
     assert project["license"] == "MIT"
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert (ROOT / "CHANGELOG.md").exists()
+
+
+def test_a_huge_cwd_is_a_clear_error_not_a_long_walk(project):
+    event = dict(bash_event(), context={"cwd": "/a" * 4_000_000})
+    result = run_cli("run", "--phase", "before_tool", event=event, cwd=project)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "magihook: $.context.cwd: longer than 4096 characters\n")
+    streamed = run_cli("run", "--stream", cwd=project,
+                       stdin=json.dumps(dict(event, phase="before_tool")).encode() + b"\n")
+    assert streamed.stdout == '{"error":"$.context.cwd: longer than 4096 characters"}\n'
