@@ -1270,16 +1270,16 @@ def write_trust(env: Mapping[str, str], trusted: Mapping[str, str]) -> None:
 
 
 def trust_problem(path: str, env: Mapping[str, str]) -> Optional[str]:
-    """Why a project settings file may not run its hooks, or None when the user trusted it as
-    it is now."""
+    """Why a project settings file may not run its hooks (a predicate: "is not trusted"), or
+    None when the user trusted it as it is now."""
     try:
         digest = read_trust(env).get(os.path.realpath(path))
     except SettingsError:
-        return "the trust file cannot be read"
+        return "cannot be checked (the trust file cannot be read)"
     if digest is None:
-        return "it is not trusted"
+        return "is not trusted"
     if digest != file_digest(path):
-        return "it changed since it was trusted"
+        return "changed since it was trusted"
     return None
 
 
@@ -5262,61 +5262,80 @@ def _which(name: str, path: str) -> Optional[str]:
     return shutil.which(name, path=path)
 
 
-def script_notes(hook: HookDefinition, cwd: str, login: LoginShell) -> List[str]:
+class DoctorReport:
+    """What doctor found: findings (a hook would fail or fail open: exit 3) and notes (worth
+    knowing, such as a tool that resolves elsewhere in the login shell)."""
+
+    def __init__(self) -> None:
+        self.findings: List[str] = []
+        self.notes: List[str] = []
+
+
+def script_notes(hook: HookDefinition, cwd: str, login: LoginShell, report: DoctorReport) -> None:
     """The hook's script missing or not executable from cwd, and tools it starts that the
-    login shell's PATH lacks."""
+    login shell's PATH lacks (or finds elsewhere)."""
     import shlex
 
+    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
     try:
-        words = shlex.split(hook.command)
+        words = shlex.split(expand_variables(hook.command, names, cwd) if names else hook.command)
     except ValueError:
-        return []  # preflight says why
+        return  # preflight says why
     while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
         words.pop(0)  # `NAME=value cmd`
     if not words:
-        return []
-    first, notes = words[0], []
+        return
+    first, subject = words[0], hook_name(hook)
     if "/" in first:
-        notes += _script_file_notes(first, cwd, login, executable=True)
-    else:
-        notes += _tool_notes(first, login)
-        if os.path.basename(first).rstrip("0123456789.") in SCRIPT_INTERPRETERS and len(words) > 1 \
-                and not words[1].startswith("-"):
-            notes += _script_file_notes(words[1], cwd, login, executable=False)
-    return notes
+        _script_file_notes(subject, first, cwd, login, report, executable=True)
+        return
+    _tool_notes(subject, first, login, report)
+    interpreter = os.path.basename(first).rstrip("0123456789.") in SCRIPT_INTERPRETERS
+    if interpreter and len(words) > 1 and not words[1].startswith("-"):
+        _script_file_notes(subject, words[1], cwd, login, report, executable=False)
 
 
-def _script_file_notes(script: str, cwd: str, login: LoginShell, executable: bool) -> List[str]:
+def _script_file_notes(subject: str, script: str, cwd: str, login: LoginShell,
+                       report: DoctorReport, executable: bool) -> None:
     path = os.path.join(cwd, script)
     if not os.path.isfile(path):
-        return ["runs %s, which does not exist in %s (hooks run in the agent's cwd)" % (script, cwd)]
-    if executable and not os.access(path, os.X_OK):
-        return ["runs %s, which is not executable (chmod +x it)" % script]
-    if not executable:
-        return []
-    try:
-        with open(path, "rb") as handle:
-            first_line = handle.readline(256).decode("utf-8", "replace")
-    except OSError:
-        return ["runs %s, which cannot be read" % script]
-    match = re.match(r"#!\s*/usr/bin/env\s+(?:-S\s+)?([^\s]+)", first_line)
-    return _tool_notes(match.group(1), login) if match else []
+        report.findings.append("%s: runs %s, which does not exist in %s (hooks run in the agent's "
+                               "cwd)" % (subject, script, cwd))
+    elif executable and not os.access(path, os.X_OK):
+        report.findings.append("%s: runs %s, which is not executable (chmod +x it)" % (subject, script))
+    elif executable:
+        try:
+            with open(path, "rb") as handle:
+                first_line = handle.readline(256).decode("utf-8", "replace")
+        except OSError:
+            report.findings.append("%s: runs %s, which cannot be read" % (subject, script))
+            return
+        match = re.match(r"#!\s*/usr/bin/env\s+(?:-S\s+)?([^\s]+)", first_line)
+        if match:
+            _tool_notes(subject, match.group(1), login, report)
 
 
-def _tool_notes(tool: str, login: LoginShell) -> List[str]:
+def _tool_notes(subject: str, tool: str, login: LoginShell, report: DoctorReport) -> None:
     if login.failure is not None or "/" in tool:
-        return []
+        return
     mine = _which(tool, os.environ.get("PATH", os.defpath))
-    if mine is not None and _which(tool, login.path) is None:
-        return ["needs %s, which is on your PATH (%s) but not on the PATH of the hook's login "
-                "shell (bash -l resets it); use its absolute path or set PATH in the script"
-                % (tool, os.path.dirname(mine))]
-    return []
+    if mine is None:
+        return
+    theirs = _which(tool, login.path)
+    if theirs is None:
+        report.findings.append(
+            "%s: needs %s, which is on your PATH (%s) but not on the PATH of the hook's login "
+            "shell (bash -l resets it); use its absolute path or set PATH in the script"
+            % (subject, tool, os.path.dirname(mine)))
+    elif os.path.realpath(theirs) != os.path.realpath(mine):
+        report.notes.append("%s: %s is %s for you but %s in the hook's login shell"
+                            % (subject, tool, mine, theirs))
 
 
-def doctor_findings(settings: Settings, cwd: str, login: LoginShell) -> List[str]:
-    """Every finding for the settings in force, each naming the hook it is about."""
-    findings = []
+def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorReport:
+    """Every finding and note for the settings in force, each naming what it is about."""
+    report = DoctorReport()
+    findings = report.findings
     if settings.untrusted is not None:
         findings.append("settings: this project file %s: no hook runs and before_tool calls it "
                         "hooks are blocked; review it, then run `magihook trust`" % settings.untrusted)
@@ -5333,16 +5352,15 @@ def doctor_findings(settings: Settings, cwd: str, login: LoginShell) -> List[str
                         "of %s; make the profile quiet when it is not interactive"
                         % (login.profile_output, ", ".join(readers)))
     for hook in hooks:
-        notes = []
         rejection = command_rejection(hook, settings.absolute_paths)
         if rejection is not None:
-            notes.append("is rejected by preflight on every call (%s)" % rejection)
+            findings.append("%s: is rejected by preflight on every call (%s)" % (hook_name(hook),
+                                                                                rejection))
         else:
-            notes += script_notes(hook, cwd, login)
-        notes += [note for note in (redacted_guard_note(hook), injection_note(hook)) if note]
-        notes += filter_notes(hook)
-        findings += ["%s: %s" % (hook_name(hook), note) for note in notes]
-    return findings
+            script_notes(hook, cwd, login, report)
+        notes = [note for note in (redacted_guard_note(hook), injection_note(hook)) if note]
+        findings += ["%s: %s" % (hook_name(hook), note) for note in notes + filter_notes(hook)]
+    return report
 
 
 # --- init ----------------------------------------------------------------------------------------
@@ -6140,12 +6158,14 @@ def cli_doctor(options: Mapping[str, Any], out: Output) -> int:
         out.text("settings: %s (found by %s)" % (settings.path, settings.found_by))
     for line in settings_search(options.get("--config"), env, cwd):
         out.text("  search: " + line)
-    findings = doctor_findings(settings, cwd, LoginShell(cwd))
-    for finding in findings:
+    report = doctor_report(settings, cwd, LoginShell(cwd))
+    for finding in report.findings:
         out.text("finding: " + sanitize_message(finding, 600))
+    for note in report.notes:
+        out.text("note: " + sanitize_message(note, 600))
     count = sum(len(settings.hooks_for(phase)) for phase in PHASES)
-    out.text("%s, %s" % (_plural(count, "hook"), _plural(len(findings), "finding")))
-    return EXIT_FINDINGS if findings else 0
+    out.text("%s, %s" % (_plural(count, "hook"), _plural(len(report.findings), "finding")))
+    return EXIT_FINDINGS if report.findings else 0
 
 
 def cli_init(options: Mapping[str, Any], out: Output) -> int:

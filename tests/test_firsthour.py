@@ -129,7 +129,7 @@ def test_an_untrusted_project_file_blocks_before_tool_and_runs_no_hook(tmp_path,
     assert (before.returncode, before.json["verdict"]) == (3, "block")
     assert before.json["tool_result"]["content"] == magihook.BLOCKED_CONTENT
     assert before.json["warnings"] == [
-        "magihook: the project settings file ./.magi-code/settings.json it is not trusted, so "
+        "magihook: the project settings file ./.magi-code/settings.json is not trusted, so "
         "this bash call is blocked; review it, then run `magihook trust` in that project to let "
         "its hooks run"]
     assert [(e["type"], e["payload"]["label"], e["payload"]["status"], e["payload"]["category"],
@@ -165,7 +165,7 @@ def test_trust_then_change_then_trust_again_then_revoke(tmp_path, project, isola
     settings.write_text(settings.read_text().replace("guard-proj", "guard-changed"))
     changed = run_cli("run", "--phase", "before_tool", event=bash_event(), cwd=project)
     assert changed.returncode == 3
-    assert "it changed since it was trusted" in changed.json["warnings"][0]
+    assert "changed since it was trusted" in changed.json["warnings"][0]
     assert run_cli("trust", "--list").stdout == "changed since trusted  %s\n" % settings
     assert run_cli("trust", str(settings)).returncode == 0
     assert run_cli("trust", "--list").stdout == "trusted  %s\n" % settings
@@ -199,7 +199,7 @@ def test_an_unreadable_trust_file_fails_closed(tmp_path, project, isolated_env):
     (isolated_env / ".magi-code" / "magihook-trust.json").write_text("not json")
     result = run_cli("run", "--phase", "before_tool", event=bash_event(), cwd=project)
     assert result.returncode == 3
-    assert "the trust file cannot be read" in result.json["warnings"][0]
+    assert "cannot be checked (the trust file cannot be read)" in result.json["warnings"][0]
 
 
 def test_explain_says_the_file_is_untrusted(tmp_path, project):
@@ -209,7 +209,7 @@ def test_explain_says_the_file_is_untrusted(tmp_path, project):
     lines = result.stdout.splitlines()
     assert lines[0] == "settings: %s (found by ./.magi-code/settings.json)" % (
         project / ".magi-code" / "settings.json")
-    assert lines[1].startswith("trust: this project file it is not trusted, so none of its hooks")
+    assert lines[1].startswith("trust: this project file is not trusted, so none of its hooks")
 
 
 # --- 3. validate [PATH] -------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def test_validate_notes_a_redacted_guard_and_an_untrusted_project_file(project):
     assert result.stderr.splitlines() == [
         "magihook: note: force-push (before_tool #0) is a block guard on a redacted payload: it "
         "sees {\"redacted\": true, ...}, not the command or content; set \"payload\": \"full\"",
-        "magihook: note: this project file it is not trusted, so its hooks do not run yet; "
+        "magihook: note: this project file is not trusted, so its hooks do not run yet; "
         "review it, then run `magihook trust`"]
 
 
@@ -347,7 +347,7 @@ def test_doctor_reports_the_search_and_an_untrusted_project_file(project, isolat
         "  search: --config and $MAGIHOOK_CONFIG: not given",
         "  search: project: %s, the nearest above the cwd %s" % (path, project)]
     assert findings(result) == [
-        "settings: this project file it is not trusted: no hook runs and before_tool calls it "
+        "settings: this project file is not trusted: no hook runs and before_tool calls it "
         "hooks are blocked; review it, then run `magihook trust`"]
 
 
@@ -541,3 +541,29 @@ def test_a_huge_cwd_is_a_clear_error_not_a_long_walk(project):
     streamed = run_cli("run", "--stream", cwd=project,
                        stdin=json.dumps(dict(event, phase="before_tool")).encode() + b"\n")
     assert streamed.stdout == '{"error":"$.context.cwd: longer than 4096 characters"}\n'
+
+
+def test_doctor_notes_a_tool_found_elsewhere_by_the_login_shell(project, tmp_path, isolated_env):
+    mine, theirs = tmp_path / "venv-bin", tmp_path / "system-bin"
+    for folder in (mine, theirs):
+        folder.mkdir()
+        write_script(folder, "mytool", "#!/bin/sh\ncat\n")
+    (isolated_env / ".bash_profile").write_text("PATH=%s:/usr/bin:/bin\n" % theirs)
+    env = dict(os.environ, PATH="%s:%s" % (mine, os.environ["PATH"]))
+    result = doctor(project, {"before_tool": [{"label": "t", "command": "mytool"}]}, env=env)
+    assert (result.returncode, findings(result)) == (0, [])
+    assert "note: t (before_tool #0): mytool is %s/mytool for you but %s/mytool in the hook's " \
+        "login shell" % (mine, theirs) in result.stdout.splitlines()
+
+
+def test_doctor_expands_a_dialect_hooks_project_folder_variable(project):
+    (project / ".hooks").mkdir()
+    write_script(project / ".hooks", "gate.sh", "#!/bin/sh\ncat >/dev/null\n")
+    result = doctor(project, {"before_tool": [
+        {"label": "cc", "command": '"$CLAUDE_PROJECT_DIR"/.hooks/gate.sh', "dialect": "claude-code",
+         "payload": "full"},
+        {"label": "cc-gone", "command": '"$CLAUDE_PROJECT_DIR"/.hooks/gone.sh',
+         "dialect": "claude-code", "payload": "full"}]})
+    assert findings(result) == [
+        "cc-gone (before_tool #1): runs %s/.hooks/gone.sh, which does not exist in %s (hooks run "
+        "in the agent's cwd)" % (project, project)]
