@@ -1443,12 +1443,28 @@ def load_settings(
 
 
 def _load_found(path: str, found_by: Optional[str], env: Mapping[str, str], engine: str) -> Settings:
+    if is_project_file(found_by):
+        _check_readable_kind(path)
     settings = settings_from_document(read_settings_document(path), path, found_by, engine)
     if is_project_file(found_by):
         problem = trust_problem(path, env)
         if problem is not None:
             settings = replace_fields(settings, untrusted=problem)
     return settings
+
+
+def _check_readable_kind(path: str) -> None:
+    """A project file comes with a folder anyone may have made (a cloned repository): a FIFO
+    or a device there would hang the read, so only a regular file (or a folder, which the
+    reader reports) is read."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the reader says why
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise SettingsError("%s: settings path is not a regular file" % path)
 
 
 def settings_document(settings: Settings) -> Dict[str, Any]:
@@ -5453,13 +5469,14 @@ def _init_cases() -> str:
 
 def init_files() -> List[Tuple[str, str, int]]:
     """(relative path, text, mode) of every file `init` writes."""
+    # The settings file last: a failed write never leaves settings naming a missing script.
     return [
-        (os.path.join(SETTINGS_FOLDER, "settings.json"), json.dumps(INIT_SETTINGS, indent=2) + "\n",
-         0o644),
         (INIT_FOLDER + "/block-dangerous-bash.py", INIT_GUARD, 0o755),
         (INIT_FOLDER + "/audit.sh", INIT_AUDIT, 0o755),
         (INIT_FOLDER + "/memory.py", INIT_MEMORY, 0o755),
         (INIT_FOLDER + "/cases.jsonl", _init_cases(), 0o644),
+        (os.path.join(SETTINGS_FOLDER, "settings.json"), json.dumps(INIT_SETTINGS, indent=2) + "\n",
+         0o644),
     ]
 
 
@@ -5912,7 +5929,11 @@ def event_cwd(document: Any) -> Optional[str]:
     settings search starts; None (our own) when it names none.  A malformed one is left to
     parse_event to reject."""
     context = document.get("context") if isinstance(document, dict) else None
-    given = context.get("cwd") if isinstance(context, dict) else None
+    return given_folder(context.get("cwd") if isinstance(context, dict) else None)
+
+
+def given_folder(given: Any) -> Optional[str]:
+    """A folder an event names, relative to ours; None when it names none usable."""
     if not isinstance(given, str) or not given or "\x00" in given:
         return None
     return os.path.join(os.getcwd(), given)
@@ -6046,6 +6067,8 @@ def cli_validate(options: Mapping[str, Any], out: Output) -> int:
     if path is None:
         raise SettingsError("no settings file found (looked at --config, $MAGIHOOK_CONFIG, "
                             ".magi-code/ here and in the folders above, and ~/.magi-code/)")
+    if is_project_file(found_by):
+        _check_readable_kind(path)
     document = read_settings_document(path)
     settings = settings_from_document(document, path, found_by, _best_engine())
     problem = preflight_problem(settings)
@@ -6119,8 +6142,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
         out.text(json.dumps(agent_settings_snippet(agent, options.get("--config")), indent=2))
         return 0
     document = decode_event(read_event_input(sys.stdin))
-    given = document.get("cwd") if isinstance(document, dict) else None  # the agent's cwd
-    settings = load_settings(options.get("--config"), cwd=event_cwd({"context": {"cwd": given}}))
+    settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
     mapped = adapt_event(agent, document)
     if mapped is None:
         return 0
@@ -6183,7 +6205,7 @@ def cli_init(options: Mapping[str, Any], out: Output) -> int:
         except OSError as exc:
             raise MagihookError("%s: cannot write (%s)" % (name, _errno_name(exc))) from None
         out.text("wrote %s" % name)
-    settings_path = os.path.abspath(files[0][0])
+    settings_path = os.path.abspath(files[-1][0])
     trust_settings_file(settings_path, os.environ)
     out.text("trusted %s" % settings_path)
     out.text("next: magihook doctor, then magihook test %s/cases.jsonl" % INIT_FOLDER)
@@ -6234,6 +6256,7 @@ def cli_trust(options: Mapping[str, Any], out: Output) -> int:
             raise UsageError("no .magi-code/settings.json or .toml here or in a folder above "
                              "(below the home folder): name the file to trust")
         path = found[0]
+    _check_readable_kind(path)
     settings_from_document(read_settings_document(path), path, None, _best_engine())
     out.text("trusted: %s (%s)" % (os.path.realpath(path), trust_settings_file(path, env)))
     return 0

@@ -567,3 +567,13 @@ def test_doctor_expands_a_dialect_hooks_project_folder_variable(project):
     assert findings(result) == [
         "cc-gone (before_tool #1): runs %s/.hooks/gone.sh, which does not exist in %s (hooks run "
         "in the agent's cwd)" % (project, project)]
+
+
+def test_a_fifo_as_project_settings_is_an_error_not_a_hang(project):
+    (project / ".magi-code").mkdir()
+    os.mkfifo(project / ".magi-code" / "settings.json")
+    error = "magihook: %s: settings path is not a regular file\n" % (
+        project / ".magi-code" / "settings.json")
+    for args in (("run", "--phase", "before_tool"), ("validate",), ("trust",), ("doctor",)):
+        result = run_cli(*args, event=bash_event(), cwd=project, timeout=30)
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", error)
