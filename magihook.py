@@ -5413,21 +5413,25 @@ for pattern, what in DANGEROUS:
 '''
 
 INIT_AUDIT = '''#!/usr/bin/env bash
-# after_tool audit (magihook): appends each (redacted) hook payload to .magi-hooks/audit.jsonl.
+# after_tool audit (magihook): appends each (redacted) hook payload to .magi-hooks/audit.jsonl
+# in the project folder (two folders above this script), whichever folder the agent is in.
 set -euo pipefail
-mkdir -p .magi-hooks
-{ cat; printf '\\n'; } >> .magi-hooks/audit.jsonl
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+mkdir -p "$root/.magi-hooks"
+{ cat; printf '\\n'; } >> "$root/.magi-hooks/audit.jsonl"
 '''
 
 INIT_MEMORY = '''#!/usr/bin/env python3
-"""after_tool memory injection (magihook): adds .magi-hooks/memory.md, when it exists, to the
-next provider request as one context item.  Whatever it prints on stdout must be this JSON."""
+"""after_tool memory injection (magihook): adds the project's .magi-hooks/memory.md, when it
+exists, to the next provider request as one context item.  Its stdout must be this JSON."""
 import json
+import os
 import sys
 
 sys.stdin.read()  # the payload: not needed here
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:
-    with open(".magi-hooks/memory.md", encoding="utf-8") as handle:
+    with open(os.path.join(root, ".magi-hooks", "memory.md"), encoding="utf-8") as handle:
         memory = handle.read(4000).strip()
 except FileNotFoundError:
     memory = ""
@@ -5436,24 +5440,37 @@ if memory:
 '''
 
 INIT_FOLDER = "scripts/magi-hooks"
-INIT_SETTINGS = {
-    "hooks": {
+
+
+def init_command(root: str, script: str) -> str:
+    """An init hook's command: the script's absolute path, since hooks run in the agent's cwd,
+    which may be any folder below the project; `./scripts/...` when that path would not pass
+    preflight (a `~` or `$` in it), which then works from the project folder only."""
+    import shlex
+
+    command = shlex.quote(os.path.join(root, INIT_FOLDER, script))
+    if preflight_rejection(command, True) is None:
+        return command
+    return "./%s/%s" % (INIT_FOLDER, script)
+
+
+def init_settings(root: str) -> Dict[str, Any]:
+    return {"hooks": {
         "enabled": True,
         "failure_policy": "warn",
         "before_tool": [{
             "label": "block-dangerous-bash",
-            "command": "./%s/block-dangerous-bash.py" % INIT_FOLDER,
+            "command": init_command(root, "block-dangerous-bash.py"),
             "payload": "full",
             "failure_policy": "block",
             "include_tools": ["bash"],
         }],
         "after_tool": [
-            {"label": "audit", "command": "./%s/audit.sh" % INIT_FOLDER, "failure_policy": "ignore"},
-            {"label": "memory", "command": "./%s/memory.py" % INIT_FOLDER,
+            {"label": "audit", "command": init_command(root, "audit.sh"), "failure_policy": "ignore"},
+            {"label": "memory", "command": init_command(root, "memory.py"),
              "provider_context_injection": True},
         ],
-    },
-}
+    }}
 
 
 def _init_cases() -> str:
@@ -5467,16 +5484,16 @@ def _init_cases() -> str:
                       case("lets-ls-through", "ls -la", "continue"))) + "\n"
 
 
-def init_files() -> List[Tuple[str, str, int]]:
-    """(relative path, text, mode) of every file `init` writes."""
+def init_files(root: str) -> List[Tuple[str, str, int]]:
+    """(path relative to root, text, mode) of every file `init` writes in root."""
     # The settings file last: a failed write never leaves settings naming a missing script.
     return [
         (INIT_FOLDER + "/block-dangerous-bash.py", INIT_GUARD, 0o755),
         (INIT_FOLDER + "/audit.sh", INIT_AUDIT, 0o755),
         (INIT_FOLDER + "/memory.py", INIT_MEMORY, 0o755),
         (INIT_FOLDER + "/cases.jsonl", _init_cases(), 0o644),
-        (os.path.join(SETTINGS_FOLDER, "settings.json"), json.dumps(INIT_SETTINGS, indent=2) + "\n",
-         0o644),
+        (os.path.join(SETTINGS_FOLDER, "settings.json"),
+         json.dumps(init_settings(root), indent=2) + "\n", 0o644),
     ]
 
 
@@ -6192,7 +6209,7 @@ def cli_doctor(options: Mapping[str, Any], out: Output) -> int:
 
 def cli_init(options: Mapping[str, Any], out: Output) -> int:
     """`init`: settings and hook scripts for this folder, trusted; never overwrites a file."""
-    files = init_files()
+    files = init_files(os.getcwd())
     existing = [name for name, _, _ in files if os.path.lexists(name)]
     existing += [name for name in (os.path.join(SETTINGS_FOLDER, "settings.toml"),)
                  if os.path.lexists(name)]
@@ -6208,6 +6225,9 @@ def cli_init(options: Mapping[str, Any], out: Output) -> int:
     settings_path = os.path.abspath(files[-1][0])
     trust_settings_file(settings_path, os.environ)
     out.text("trusted %s" % settings_path)
+    if init_command(os.getcwd(), "audit.sh").startswith("./"):
+        out.error("magihook: note: this folder's path would not pass preflight, so the hook "
+                  "commands are relative to it: they run only while the agent's cwd is this folder")
     out.text("next: magihook doctor, then magihook test %s/cases.jsonl" % INIT_FOLDER)
     return 0
 

@@ -393,6 +393,30 @@ def test_init_writes_a_trusted_working_start_that_passes_validate_doctor_and_tes
     assert (after.json["warnings"], after.json["context_items"]) == (
         [], [{"role": "user", "content": "remember the build uses make"}])
     assert len((project / ".magi-hooks" / "audit.jsonl").read_text().splitlines()) == 1
+    # From a subfolder, as an agent working in src/ runs it: the same hooks, the same files.
+    (project / "src").mkdir()
+    sub = project / "src"
+    assert run_cli("run", "--phase", "before_tool", event=bash_event("rm -rf /"),
+                   cwd=sub).returncode == 3
+    assert run_cli("run", "--phase", "before_tool", event=bash_event("ls"), cwd=sub).returncode == 0
+    after = run_cli("run", "--phase", "after_tool", event=after_event(), cwd=sub)
+    assert (after.json["warnings"], len(after.json["context_items"])) == ([], 1)
+    assert len((project / ".magi-hooks" / "audit.jsonl").read_text().splitlines()) == 2
+    assert (findings(run_cli("doctor", cwd=sub)), run_cli("validate", cwd=sub).returncode) == ([], 0)
+
+
+def test_init_in_a_folder_preflight_rejects_writes_relative_commands(tmp_path):
+    odd = tmp_path / "odd$folder"
+    odd.mkdir()
+    result = run_cli("init", cwd=odd)
+    assert result.returncode == 0
+    assert result.stderr == ("magihook: note: this folder's path would not pass preflight, so the "
+                             "hook commands are relative to it: they run only while the agent's "
+                             "cwd is this folder\n")
+    hooks = json.loads((odd / ".magi-code" / "settings.json").read_text())["hooks"]
+    assert hooks["before_tool"][0]["command"] == "./scripts/magi-hooks/block-dangerous-bash.py"
+    assert run_cli("run", "--phase", "before_tool", event=bash_event("rm -rf /"),
+                   cwd=odd).returncode == 3
 
 
 @pytest.mark.parametrize("command, verdict", [
