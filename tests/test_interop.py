@@ -878,7 +878,11 @@ def test_import_claude_code_settings(project):
     ]
     out = project / "magihook.json"
     out.write_text(result.stdout)
-    assert run_cli("validate", "--config", str(out)).returncode == 0
+    # The import carries the rejected command over (reported above); validate names it (issue 16).
+    checked = run_cli("validate", "--config", str(out))
+    assert (checked.returncode, checked.stderr) == (2, (
+        "magihook: %s: $.hooks.after_tool[0].command: preflight rejects this command on every "
+        "call (command contains '~'); put the logic in a script and configure its path\n" % out))
 
 
 def test_imported_guard_runs_under_adapt(project):
