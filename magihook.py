@@ -3600,18 +3600,19 @@ def context_item_payload(
     }
 
 
-def hook_subject(hook: HookDefinition, event: ToolEvent) -> str:
-    """How a warning names a hook: `hook audit (after_tool #0, bash)`, or, unlabeled,
-    `after_tool hook #0 (bash)` (its default label would read "hook hook")."""
+def hook_subject(hook: HookDefinition, tool: Optional[str] = None) -> str:
+    """How messages name a hook: `hook audit (after_tool #0, bash)`, or, unlabeled,
+    `after_tool hook #0 (bash)` (its default label would read "hook hook"); without the
+    tool when there is no call (`doctor`)."""
     if hook.label == DEFAULT_LABEL:
-        return "%s hook #%d (%s)" % (hook.phase, hook.index, event.tool_name)
-    return "hook %s (%s #%d, %s)" % (hook.label, hook.phase, hook.index, event.tool_name)
+        return "%s hook #%d%s" % (hook.phase, hook.index, " (%s)" % tool if tool else "")
+    return "hook %s (%s #%d%s)" % (hook.label, hook.phase, hook.index, ", " + tool if tool else "")
 
 
 def failure_warning(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome) -> str:
     """The one sanitized warning line for a failed hook under policy `warn`."""
     return sanitize_message(
-        "%s failed: %s: %s" % (hook_subject(hook, event), outcome.category,
+        "%s failed: %s: %s" % (hook_subject(hook, event.tool_name), outcome.category,
                                outcome.message or "failed"),
         400,
     )
@@ -3621,7 +3622,7 @@ def injection_warning(hook: HookDefinition, event: ToolEvent, injection: Injecti
     """The warning for a hook that succeeded but whose stdout could not be injected."""
     return sanitize_message("%s: its stdout was not injected: %s (expected {\"context_items\": "
                             "[{\"role\": \"user\", \"content\": ...}]} within %d bytes)" % (
-                                hook_subject(hook, event), injection.status,
+                                hook_subject(hook, event.tool_name), injection.status,
                                 hook.provider_context_max_bytes), 400)
 
 
@@ -4201,7 +4202,8 @@ class PhaseRun:
         """A fixed-text note about a hook that did not fail (a dialect answer field ignored)."""
         payload = dict(lifecycle_payload(hook, event, status, outcome), message=note)
         self.record("hook_diagnostic", payload)
-        self.warnings.append(sanitize_message("%s: %s" % (hook_subject(hook, event), note), 400))
+        self.warnings.append(sanitize_message(
+            "%s: %s" % (hook_subject(hook, event.tool_name), note), 400))
 
 
 def run_phase(
@@ -5192,14 +5194,6 @@ LOGIN_PATH_MARK = "magihook-login-path:"
 LOGIN_PROBE_TIMEOUT_SECONDS = 10
 
 
-def hook_name(hook: HookDefinition) -> str:
-    """How messages name a hook: `guard (before_tool #0)`, or `before_tool hook #0` unlabeled
-    (the spec's default label "hook" would read "hook hook")."""
-    if hook.label == DEFAULT_LABEL:
-        return "%s hook #%d" % (hook.phase, hook.index)
-    return "%s (%s #%d)" % (hook.label, hook.phase, hook.index)
-
-
 def command_rejection(hook: HookDefinition, absolute_paths: bool) -> Optional[str]:
     """Why preflight rejects this hook's command on every call, or None.  A dialect hook's
     project-folder variables are expanded first, as the runner does (to an absolute folder)."""
@@ -5301,7 +5295,7 @@ def script_notes(hook: HookDefinition, cwd: str, login: LoginShell, report: Doct
         words.pop(0)  # `NAME=value cmd`
     if not words:
         return
-    first, subject = words[0], hook_name(hook)
+    first, subject = words[0], hook_subject(hook)
     if "/" in first:
         _script_file_notes(subject, first, cwd, login, report, executable=True)
         return
@@ -5362,7 +5356,7 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
     if login.failure is not None and hooks:
         findings.append("bash: `/bin/bash -lc` could not be run here (%s), so no hook can run"
                         % login.failure)
-    readers = [hook_name(hook) for hook in hooks if hook.injects or hook.dialect != MAGIHOOK_DIALECT]
+    readers = [hook_subject(hook) for hook in hooks if hook.injects or hook.dialect != MAGIHOOK_DIALECT]
     if login.profile_output and readers:
         findings.append("bash: the login profile writes %d bytes to stdout, in front of the JSON "
                         "of %s; make the profile quiet when it is not interactive"
@@ -5370,12 +5364,12 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
     for hook in hooks:
         rejection = command_rejection(hook, settings.absolute_paths)
         if rejection is not None:
-            findings.append("%s: is rejected by preflight on every call (%s)" % (hook_name(hook),
-                                                                                rejection))
+            findings.append("%s: is rejected by preflight on every call (%s)"
+                            % (hook_subject(hook), rejection))
         else:
             script_notes(hook, cwd, login, report)
         notes = [note for note in (redacted_guard_note(hook), injection_note(hook)) if note]
-        findings += ["%s: %s" % (hook_name(hook), note) for note in notes + filter_notes(hook)]
+        findings += ["%s: %s" % (hook_subject(hook), note) for note in notes + filter_notes(hook)]
     return report
 
 
@@ -6098,7 +6092,7 @@ def cli_validate(options: Mapping[str, Any], out: Output) -> int:
     for hook in (hook for phase in PHASES for hook in settings.hooks_for(phase)):
         guard = redacted_guard_note(hook)
         if guard is not None:
-            out.error("magihook: note: %s %s" % (hook_name(hook), guard))
+            out.error("magihook: note: %s %s" % (hook_subject(hook), guard))
     if is_project_file(found_by):
         problem_text = trust_problem(path, env)
         if problem_text is not None:

@@ -246,7 +246,7 @@ def test_validate_notes_a_redacted_guard_and_an_untrusted_project_file(project):
     result = run_cli("validate", cwd=project)
     assert result.returncode == 0
     assert result.stderr.splitlines() == [
-        "magihook: note: force-push (before_tool #0) is a block guard on a redacted payload: it "
+        "magihook: note: hook force-push (before_tool #0) is a block guard on a redacted payload: it "
         "sees {\"redacted\": true, ...}, not the command or content; set \"payload\": \"full\"",
         "magihook: note: this project file is not trusted, so its hooks do not run yet; "
         "review it, then run `magihook trust`"]
@@ -294,18 +294,18 @@ def test_doctor_finds_what_makes_hooks_fail_or_fail_open(project):
     })
     assert result.returncode == 3
     assert findings(result) == [
-        "pwd (before_tool #0): is rejected by preflight on every call (command contains '$')",
-        "gone (before_tool #1): runs ./missing.sh, which does not exist in %s (hooks run in the "
+        "hook pwd (before_tool #0): is rejected by preflight on every call (command contains '$')",
+        "hook gone (before_tool #1): runs ./missing.sh, which does not exist in %s (hooks run in the "
         "agent's cwd)" % project,
-        "plain (before_tool #2): runs ./plain.sh, which is not executable (chmod +x it)",
+        "hook plain (before_tool #2): runs ./plain.sh, which is not executable (chmod +x it)",
         "before_tool hook #3: is a block guard on a redacted payload: it sees {\"redacted\": "
         "true, ...}, not the command or content; set \"payload\": \"full\"",
-        "never (before_tool #4): can never run: every tool it includes is also excluded",
-        "py (before_tool #5): runs missing.py, which does not exist in %s (hooks run in the "
+        "hook never (before_tool #4): can never run: every tool it includes is also excluded",
+        "hook py (before_tool #5): runs missing.py, which does not exist in %s (hooks run in the "
         "agent's cwd)" % project,
-        "mem (after_tool #0): injects context, but its stdout_max_bytes (100) is below its "
+        "hook mem (after_tool #0): injects context, but its stdout_max_bytes (100) is below its "
         "provider_context_max_bytes (200): full context fails as output-limit",
-        "msg (after_assistant #0): has include_tools/exclude_tools, which never apply to "
+        "hook msg (after_assistant #0): has include_tools/exclude_tools, which never apply to "
         "after_assistant",
     ]
     assert result.stdout.splitlines()[-1] == "8 hooks, 8 findings"
@@ -329,10 +329,10 @@ def test_doctor_finds_a_tool_the_login_shell_path_lacks_and_a_noisy_profile(proj
     lacks = ("needs mytool, which is on your PATH (%s) but not on the PATH of the hook's login "
              "shell (bash -l resets it); use its absolute path or set PATH in the script" % tools)
     assert findings(result) == [
-        "bash: the login profile writes 13 bytes to stdout, in front of the JSON of mem "
+        "bash: the login profile writes 13 bytes to stdout, in front of the JSON of hook mem "
         "(after_tool #0); make the profile quiet when it is not interactive",
-        "direct (before_tool #0): " + lacks,
-        "shebang (before_tool #1): " + lacks,
+        "hook direct (before_tool #0): " + lacks,
+        "hook shebang (before_tool #1): " + lacks,
     ]
 
 
@@ -576,7 +576,7 @@ def test_doctor_notes_a_tool_found_elsewhere_by_the_login_shell(project, tmp_pat
     env = dict(os.environ, PATH="%s:%s" % (mine, os.environ["PATH"]))
     result = doctor(project, {"before_tool": [{"label": "t", "command": "mytool"}]}, env=env)
     assert (result.returncode, findings(result)) == (0, [])
-    assert "note: t (before_tool #0): mytool is %s/mytool for you but %s/mytool in the hook's " \
+    assert "note: hook t (before_tool #0): mytool is %s/mytool for you but %s/mytool in the hook's " \
         "login shell" % (mine, theirs) in result.stdout.splitlines()
 
 
@@ -589,7 +589,7 @@ def test_doctor_expands_a_dialect_hooks_project_folder_variable(project):
         {"label": "cc-gone", "command": '"$CLAUDE_PROJECT_DIR"/.hooks/gone.sh',
          "dialect": "claude-code", "payload": "full"}]})
     assert findings(result) == [
-        "cc-gone (before_tool #1): runs %s/.hooks/gone.sh, which does not exist in %s (hooks run "
+        "hook cc-gone (before_tool #1): runs %s/.hooks/gone.sh, which does not exist in %s (hooks run "
         "in the agent's cwd)" % (project, project)]
 
 
