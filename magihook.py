@@ -6092,7 +6092,7 @@ def cli_validate(options: Mapping[str, Any], out: Output) -> int:
     for hook in (hook for phase in PHASES for hook in settings.hooks_for(phase)):
         guard = redacted_guard_note(hook)
         if guard is not None:
-            out.error("magihook: note: %s %s" % (hook_subject(hook), guard))
+            out.error(sanitize_message("magihook: note: %s %s" % (hook_subject(hook), guard), 400))
     if is_project_file(found_by):
         problem_text = trust_problem(path, env)
         if problem_text is not None:
@@ -6255,12 +6255,12 @@ def cli_trust(options: Mapping[str, Any], out: Output) -> int:
         if options["args"]:
             raise UsageError("--revoke takes its PATH as its value")
         path = os.path.realpath(_settings_file_in(options["--revoke"]))
-        trusted = read_trust(env)
-        if trusted.pop(path, None) is None:
-            out.text("not trusted: %s (nothing to revoke)" % path)
-            return 0
-        write_trust(env, trusted)
-        out.text("revoked: %s" % path)
+        with TrustLock(env):
+            trusted = read_trust(env)
+            known = trusted.pop(path, None) is not None
+            if known:
+                write_trust(env, trusted)
+        out.text(("revoked: %s" if known else "not trusted: %s (nothing to revoke)") % path)
         return 0
     if options["args"]:
         path = _settings_file_in(options["args"][0])
@@ -6289,10 +6289,39 @@ def _settings_file_in(path: str) -> str:
 def trust_settings_file(path: str, env: Mapping[str, str]) -> str:
     """Record a settings file as trusted as it is now; returns its digest."""
     digest = file_digest(path)
-    trusted = read_trust(env)
-    trusted[os.path.realpath(path)] = digest
-    write_trust(env, trusted)
+    with TrustLock(env):
+        trusted = read_trust(env)
+        trusted[os.path.realpath(path)] = digest
+        write_trust(env, trusted)
     return digest
+
+
+class TrustLock:
+    """Held around a read-change-write of the trust record, so that two `trust` commands at
+    once cannot lose each other's entry (a lock file beside it: the record itself is replaced
+    by a rename, so a lock on it would be on the old file)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._path = trust_file_path(env) + ".lock"
+        self._fd: Optional[int] = None
+
+    def __enter__(self) -> TrustLock:
+        import fcntl
+
+        try:
+            _make_private_folders(os.path.dirname(self._path))
+            self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | _O_CLOEXEC, 0o600)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            self.__exit__()
+            raise SettingsError("%s: cannot lock the trust file (%s)" % (
+                self._path, _errno_name(exc))) from None
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # closing releases the lock
 
 
 def _list_trust(env: Mapping[str, str], out: Output) -> int:

@@ -601,3 +601,16 @@ def test_a_fifo_as_project_settings_is_an_error_not_a_hang(project):
     for args in (("run", "--phase", "before_tool"), ("validate",), ("trust",), ("doctor",)):
         result = run_cli(*args, event=bash_event(), cwd=project, timeout=30)
         assert (result.returncode, result.stdout, result.stderr) == (2, "", error)
+
+
+def test_concurrent_trust_commands_keep_every_entry(tmp_path):
+    import subprocess
+
+    from conftest import MAGIHOOK
+
+    files = [write_settings(tmp_path, {"enabled": True}, "s%d.json" % index) for index in range(8)]
+    children = [subprocess.Popen([sys.executable, str(MAGIHOOK), "trust", str(path)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for path in files]
+    assert [child.wait(60) for child in children] == [0] * len(files)
+    listed = run_cli("trust", "--list").stdout.splitlines()
+    assert sorted(listed) == sorted("trusted  %s" % path for path in files)
