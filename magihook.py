@@ -1181,21 +1181,20 @@ def discover_settings(
 
 
 def settings_search(explicit: Optional[str], env: Mapping[str, str], cwd: str) -> List[str]:
-    """The search that found the settings in force, one line a place looked at, for `doctor`,
-    `--explain` and `validate`: why this file, and not another, is in force."""
-    lines = []
+    """The search that found the settings in force, one line a place looked at (`doctor`): why
+    this file, and not another, is in force."""
     if explicit is not None:
         return ["--config %s: named on the command line, so nothing else is looked at" % explicit]
     if env.get("MAGIHOOK_CONFIG"):
         return ["$MAGIHOOK_CONFIG=%s: set, so nothing else is looked at" % env["MAGIHOOK_CONFIG"]]
-    lines.append("--config and $MAGIHOOK_CONFIG: not given")
+    lines = ["--config and $MAGIHOOK_CONFIG: not given"]
     home = home_folder(env)
     project = project_settings(cwd, home)
     if project is None:
         lines.append("project: no %s/settings.json or .toml in %s or a folder above it (below the "
                      "home folder)" % (SETTINGS_FOLDER, os.path.abspath(cwd)))
     else:
-        lines.append("project: %s, the nearest above the cwd %s" % (project[0], os.path.abspath(cwd)))
+        lines.append("project: %s, the nearest at or above the cwd %s" % (project[0], os.path.abspath(cwd)))
         return lines
     for name in SETTINGS_NAMES:
         path = os.path.join(home, SETTINGS_FOLDER, name)

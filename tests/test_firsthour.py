@@ -345,7 +345,7 @@ def test_doctor_reports_the_search_and_an_untrusted_project_file(project, isolat
     assert result.stdout.splitlines()[:3] == [
         "settings: %s (found by ./.magi-code/settings.json)" % path,
         "  search: --config and $MAGIHOOK_CONFIG: not given",
-        "  search: project: %s, the nearest above the cwd %s" % (path, project)]
+        "  search: project: %s, the nearest at or above the cwd %s" % (path, project)]
     assert findings(result) == [
         "settings: this project file is not trusted: no hook runs and before_tool calls it "
         "hooks are blocked; review it, then run `magihook trust`"]
