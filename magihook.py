@@ -24,7 +24,8 @@ Sections, in the order one tool call flows through them:
    13. Display
    14. Pipeline (the Python API)
    15. Interop (other agents' protocols)
-   16. CLI
+   16. Checks: doctor, init and test
+   17. CLI
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ INHERITED_KEYS = tuple(HOOK_DEFAULTS)
 VERDICT_EXIT_CODES = MappingProxyType({"continue": 0, "block": 3, "fail": 4})
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
+EXIT_FINDINGS = 3  # doctor found something, a hook test failed
 
 PAYLOAD_SCHEMA = "magi-code.tool_hook"
 RESULT_SCHEMA = "magihook.result"
@@ -1085,20 +1087,82 @@ class Settings:
     after_tool: Tuple[HookDefinition, ...] = ()
     after_assistant: Tuple[HookDefinition, ...] = ()
     after_reasoning: Tuple[HookDefinition, ...] = ()
+    # Why a discovered project file may not run its hooks (not trusted, or changed since), or
+    # None: the file was named by the user, or trusted as it is.
+    untrusted: Optional[str] = None
 
     def hooks_for(self, phase: str) -> Tuple[HookDefinition, ...]:
         return getattr(self, phase)
 
 
+SETTINGS_NAMES = ("settings.json", "settings.toml")
+DEFAULT_LABEL = "hook"  # the spec's label of a hook without one
+SETTINGS_FOLDER = ".magi-code"
+# The user's record of trusted project settings files (path -> sha256), in the home folder.
+TRUST_FILE_NAME = "magihook-trust.json"
+TRUST_SCHEMA = "magihook.trust"
+TRUST_FILE_MAX_BYTES = 1024 * 1024
+CWD_MAX_CHARS = 4096
+
+
+def home_folder(env: Mapping[str, str]) -> str:
+    return env.get("HOME") or os.path.expanduser("~")
+
+
 def settings_candidates(env: Mapping[str, str], cwd: str) -> List[Tuple[str, str]]:
-    """The discovery order of DESIGN.md after `--config`: (path, how it was found)."""
+    """The discovery order of DESIGN.md after `--config`: (path, how it was found).
+
+    Of the project files, only the nearest that exists is listed (see project_settings)."""
     found = []
     if env.get("MAGIHOOK_CONFIG"):
         found.append((env["MAGIHOOK_CONFIG"], "$MAGIHOOK_CONFIG"))
-    for base, where in ((cwd, "./"), (env.get("HOME") or os.path.expanduser("~"), "~/")):
-        for name in ("settings.json", "settings.toml"):
-            found.append((os.path.join(base, ".magi-code", name), where + ".magi-code/" + name))
+    home = home_folder(env)
+    project = project_settings(cwd, home)
+    if project is not None:
+        found.append(project)
+    for name in SETTINGS_NAMES:
+        found.append((os.path.join(home, SETTINGS_FOLDER, name), "~/%s/%s" % (SETTINGS_FOLDER, name)))
     return found
+
+
+def project_settings(cwd: str, home: str) -> Optional[Tuple[str, str]]:
+    """The nearest `.magi-code/settings.json` or `.toml` in cwd or a folder above it, as (path,
+    found_by) with found_by relative to cwd (`./.magi-code/...`, `../../.magi-code/...`); None
+    when there is none.  The walk stops below the home folder: `~/.magi-code` is the home file.
+
+    This runs on every call: one stat a level (the `.magi-code` folder), the file names only
+    where that folder exists, and the home check only there (a symlinked home is still seen).
+    """
+    folder, home, up = os.path.abspath(cwd), os.path.abspath(home), 0
+    if len(folder) > CWD_MAX_CHARS:
+        # No folder has such a path (PATH_MAX), and walking up a huge one would take long.
+        raise InputError("$.context.cwd: longer than %d characters" % CWD_MAX_CHARS)
+    while folder != home:
+        base = os.path.join(folder, SETTINGS_FOLDER)
+        if os.path.isdir(base):
+            if _same_folder(folder, home):
+                return None
+            for name in SETTINGS_NAMES:
+                path = os.path.join(base, name)
+                if os.path.exists(path):
+                    return path, "%s%s/%s" % ("../" * up or "./", SETTINGS_FOLDER, name)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder, up = parent, up + 1
+    return None
+
+
+def _same_folder(one: str, two: str) -> bool:
+    try:
+        return os.path.samefile(one, two)
+    except OSError:
+        return False
+
+
+def is_project_file(found_by: Optional[str]) -> bool:
+    """Whether a settings file was found by the project search (and so needs trust)."""
+    return bool(found_by) and found_by.startswith(".")
 
 
 def discover_settings(
@@ -1114,6 +1178,121 @@ def discover_settings(
         if found_by == "$MAGIHOOK_CONFIG" or os.path.exists(path):
             return path, found_by
     return None, None
+
+
+def settings_search(explicit: Optional[str], env: Mapping[str, str], cwd: str) -> List[str]:
+    """The search that found the settings in force, one line a place looked at (`doctor`): why
+    this file, and not another, is in force."""
+    if explicit is not None:
+        return ["--config %s: named on the command line, so nothing else is looked at" % explicit]
+    if env.get("MAGIHOOK_CONFIG"):
+        return ["$MAGIHOOK_CONFIG=%s: set, so nothing else is looked at" % env["MAGIHOOK_CONFIG"]]
+    lines = ["--config and $MAGIHOOK_CONFIG: not given"]
+    home = home_folder(env)
+    project = project_settings(cwd, home)
+    if project is None:
+        lines.append("project: no %s/settings.json or .toml in %s or a folder above it (below the "
+                     "home folder)" % (SETTINGS_FOLDER, os.path.abspath(cwd)))
+    else:
+        lines.append("project: %s, the nearest at or above the cwd %s" % (project[0], os.path.abspath(cwd)))
+        return lines
+    for name in SETTINGS_NAMES:
+        path = os.path.join(home, SETTINGS_FOLDER, name)
+        if os.path.exists(path):
+            lines.append("home: %s" % path)
+            return lines
+    lines.append("home: no %s in %s" % (" or ".join(SETTINGS_NAMES), os.path.join(home, SETTINGS_FOLDER)))
+    return lines
+
+
+def trust_file_path(env: Mapping[str, str]) -> str:
+    return os.path.join(home_folder(env), SETTINGS_FOLDER, TRUST_FILE_NAME)
+
+
+def file_digest(path: str) -> str:
+    """`sha256:<hex>` of a file's bytes (SettingsError when it cannot be read)."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(SETTINGS_MAX_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError("%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def read_trust(env: Mapping[str, str]) -> Dict[str, str]:
+    """The trusted project files, {real path: digest}; {} when there is no trust file.
+    SettingsError when it exists but cannot be read or is not a trust file."""
+    path = trust_file_path(env)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(TRUST_FILE_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError("%s: cannot read the trust file (%s)" % (path, _errno_name(exc))) from None
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        document = None
+    trusted = document.get("trusted") if isinstance(document, dict) else None
+    if (len(raw) > TRUST_FILE_MAX_BYTES or not isinstance(trusted, dict)
+            or document.get("schema") != TRUST_SCHEMA
+            or not all(isinstance(value, str) for value in trusted.values())):
+        raise SettingsError("%s: not a magihook trust file (remove it and trust again)" % path)
+    return trusted
+
+
+def write_trust(env: Mapping[str, str], trusted: Mapping[str, str]) -> None:
+    """Replace the trust file (0600, in a folder made 0700 if missing) in one rename."""
+    path = trust_file_path(env)
+    data = json.dumps({"schema": TRUST_SCHEMA, "schema_version": SCHEMA_VERSION,
+                       "trusted": dict(sorted(trusted.items()))}, indent=2).encode("utf-8") + b"\n"
+    temporary = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        _make_private_folders(os.path.dirname(path))
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except OSError as exc:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise SettingsError("%s: cannot write the trust file (%s)" % (path, _errno_name(exc))) from None
+
+
+def trust_problem(path: str, env: Mapping[str, str]) -> Optional[str]:
+    """Why a project settings file may not run its hooks (a predicate: "is not trusted"), or
+    None when the user trusted it as it is now."""
+    try:
+        digest = read_trust(env).get(os.path.realpath(path))
+    except SettingsError:
+        return "cannot be checked (the trust file cannot be read)"
+    if digest is None:
+        return "is not trusted"
+    if digest != file_digest(path):
+        return "changed since it was trusted"
+    return None
+
+
+UNTRUSTED_MESSAGE = "project settings file not trusted; no hook ran (see magihook trust)"
+
+
+def untrusted_warning(settings: Settings, event: ToolEvent, verdict: str) -> str:
+    """The warning for an untrusted project file.  It names the file as found from the agent's
+    cwd (`./.magi-code/settings.json`), not by its absolute path."""
+    then = ("so this %s call is blocked" % event.tool_name if verdict == "block"
+            else "so the %s hooks did not run" % event.phase)
+    return sanitize_message(
+        "magihook: the project settings file %s %s, %s; review it, then run `magihook trust` "
+        "in that project to let its hooks run" % (settings.found_by, settings.untrusted, then), 400)
 
 
 def read_settings_document(path: str) -> Dict[str, Any]:
@@ -1246,17 +1425,45 @@ def load_settings(
     cwd     the folder whose `.magi-code/` is searched (default os.getcwd()).
     engine  "builtin" (stdlib) or "jsonschema": the same verdicts and messages either way.
 
-    Discovery order, first found wins: path, $MAGIHOOK_CONFIG, ./.magi-code/settings.json,
-    ./.magi-code/settings.toml, ~/.magi-code/settings.json, ~/.magi-code/settings.toml.  A file
-    named by path or MAGIHOOK_CONFIG must exist.  Raises SettingsError (message names the file
-    and the JSON path).  The Settings returned is frozen: share it across calls and threads.
+    Discovery order, first found wins: path, $MAGIHOOK_CONFIG, the nearest
+    .magi-code/settings.json or .toml in cwd or a folder above it (below the home folder), then
+    ~/.magi-code/settings.json, ~/.magi-code/settings.toml.  A file named by path or
+    MAGIHOOK_CONFIG must exist.  A project file the user has not trusted (`magihook trust`), or
+    that changed since, loads with `untrusted` set to why: run_phase then runs none of its hooks.
+    Raises SettingsError (message names the file and the JSON path).  The Settings returned is
+    frozen: share it across calls and threads.
     """
     env = os.environ if env is None else env
     cwd = os.getcwd() if cwd is None else cwd
     found, found_by = discover_settings(path, env, cwd)
     if found is None:
         return Settings()
-    return settings_from_document(read_settings_document(found), found, found_by, engine)
+    return _load_found(found, found_by, env, engine)
+
+
+def _load_found(path: str, found_by: Optional[str], env: Mapping[str, str], engine: str) -> Settings:
+    if is_project_file(found_by):
+        _check_readable_kind(path)
+    settings = settings_from_document(read_settings_document(path), path, found_by, engine)
+    if is_project_file(found_by):
+        problem = trust_problem(path, env)
+        if problem is not None:
+            settings = replace_fields(settings, untrusted=problem)
+    return settings
+
+
+def _check_readable_kind(path: str) -> None:
+    """A project file comes with a folder anyone may have made (a cloned repository): a FIFO
+    or a device there would hang the read, so only a regular file (or a folder, which the
+    reader reports) is read."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the reader says why
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise SettingsError("%s: settings path is not a regular file" % path)
 
 
 def settings_document(settings: Settings) -> Dict[str, Any]:
@@ -1290,12 +1497,16 @@ def _hook_document(hook: HookDefinition) -> Dict[str, Any]:
 class SettingsWatcher:
     """The settings in force for a long-lived caller (`run --stream`), re-read only on change.
 
-    Each `current()` call runs discovery again (a few stat calls, so a settings file created,
-    removed or shadowed mid-stream takes effect on the next event) and stats the file in force;
-    the file is read and validated again only when its identity (path, device, inode, size,
-    mtime, ctime) changed.  While the file in force is invalid, every call raises the same
-    SettingsError, until the file changes again.
+    Each `current()` call runs discovery again, from that event's cwd (a few stat calls, so a
+    settings file created, removed or shadowed mid-stream takes effect on the next event) and
+    stats the file in force (and, for a project file, the trust file); the file is read and
+    validated again only when an identity (path, device, inode, size, mtime, ctime) changed.
+    While the file in force is invalid, every call raises the same SettingsError, until the file
+    changes again.  Each file found is remembered apart, so events from several cwds alternate
+    without re-reading.
     """
+
+    MAX_FILES = 64
 
     def __init__(self, path: Optional[str] = None, *, env: Optional[Mapping[str, str]] = None,
                  cwd: Optional[str] = None, engine: str = "builtin") -> None:
@@ -1303,23 +1514,28 @@ class SettingsWatcher:
         self._env = os.environ if env is None else env
         self._cwd = os.getcwd() if cwd is None else cwd
         self._engine = engine
-        self._identity: Optional[tuple] = None
-        self._loaded: Any = None  # the Settings, or the SettingsError message, of that identity
+        # (path, found_by) -> (identity, the Settings or the SettingsError message of it)
+        self._loaded: Dict[Tuple[Optional[str], Optional[str]], Tuple[tuple, Any]] = {}
 
-    def current(self) -> Settings:
-        path, found_by = discover_settings(self._explicit, self._env, self._cwd)
-        identity = (path, found_by, _file_identity(path))
-        if self._loaded is None or identity != self._identity:
+    def current(self, cwd: Optional[str] = None) -> Settings:
+        path, found_by = discover_settings(self._explicit, self._env, cwd or self._cwd)
+        identity: tuple = (_file_identity(path),)
+        if is_project_file(found_by):
+            identity += (_file_identity(trust_file_path(self._env)),)
+        known = self._loaded.get((path, found_by))
+        if known is None or known[0] != identity:
             try:
-                self._loaded = Settings() if path is None else settings_from_document(
-                    read_settings_document(path), path, found_by, self._engine)
+                loaded: Any = Settings() if path is None else _load_found(
+                    path, found_by, self._env, self._engine)
             except SettingsError as exc:
-                self._loaded = str(exc)
-            self._identity = identity
-        if isinstance(self._loaded, str):
+                loaded = str(exc)
+            if len(self._loaded) >= self.MAX_FILES:
+                self._loaded.clear()
+            known = self._loaded[(path, found_by)] = (identity, loaded)
+        if isinstance(known[1], str):
             # A new exception each time: re-raising one instance would grow its traceback.
-            raise SettingsError(self._loaded)
-        return self._loaded
+            raise SettingsError(known[1])
+        return known[1]
 
 
 def _file_identity(path: Optional[str]) -> Optional[Tuple[int, ...]]:
@@ -3383,14 +3599,30 @@ def context_item_payload(
     }
 
 
+def hook_subject(hook: HookDefinition, tool: Optional[str] = None) -> str:
+    """How messages name a hook: `hook audit (after_tool #0, bash)`, or, unlabeled,
+    `after_tool hook #0 (bash)` (its default label would read "hook hook"); without the
+    tool when there is no call (`doctor`)."""
+    if hook.label == DEFAULT_LABEL:
+        return "%s hook #%d%s" % (hook.phase, hook.index, " (%s)" % tool if tool else "")
+    return "hook %s (%s #%d%s)" % (hook.label, hook.phase, hook.index, ", " + tool if tool else "")
+
+
 def failure_warning(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome) -> str:
     """The one sanitized warning line for a failed hook under policy `warn`."""
     return sanitize_message(
-        "hook %s (%s #%d, %s) failed: %s: %s" % (
-            hook.label, hook.phase, hook.index, event.tool_name, outcome.category,
-            outcome.message or "failed"),
+        "%s failed: %s: %s" % (hook_subject(hook, event.tool_name), outcome.category,
+                               outcome.message or "failed"),
         400,
     )
+
+
+def injection_warning(hook: HookDefinition, event: ToolEvent, injection: Injection) -> str:
+    """The warning for a hook that succeeded but whose stdout could not be injected."""
+    return sanitize_message("%s: its stdout was not injected: %s (expected {\"context_items\": "
+                            "[{\"role\": \"user\", \"content\": ...}]} within %d bytes)" % (
+                                hook_subject(hook, event.tool_name), injection.status,
+                                hook.provider_context_max_bytes), 400)
 
 
 class SessionFile:
@@ -3805,6 +4037,7 @@ def explain_phase(
     return {
         "settings": settings.path,
         "found_by": settings.found_by,
+        "untrusted": settings.untrusted,
         "enabled": settings.enabled,
         "phase": phase,
         "tool": {"name": tool_event.tool_name, "call_id": tool_event.call_id},
@@ -3854,6 +4087,10 @@ def explain_lines(explained: Mapping[str, Any]) -> List[str]:
         lines = ["settings: none found, so hooks are inert"]
     else:
         lines = ["settings: %s (found by %s)" % (explained["settings"], explained["found_by"])]
+    if explained["untrusted"]:
+        lines.append("trust: this project file %s, so none of its hooks runs (a before_tool call "
+                     "one would hook is blocked); review it, then run `magihook trust`"
+                     % explained["untrusted"])
     lines.append("hooks.enabled: %s" % json.dumps(explained["enabled"]))
     lines.append("event: " + _terminal_text(DISPLAY_SEPARATOR.join(
         (phase, tool["name"], tool["call_id"] or "no call id"))))
@@ -3964,8 +4201,8 @@ class PhaseRun:
         """A fixed-text note about a hook that did not fail (a dialect answer field ignored)."""
         payload = dict(lifecycle_payload(hook, event, status, outcome), message=note)
         self.record("hook_diagnostic", payload)
-        self.warnings.append(sanitize_message("hook %s (%s #%d, %s): %s" % (
-            hook.label, hook.phase, hook.index, event.tool_name, note), 400))
+        self.warnings.append(sanitize_message(
+            "%s: %s" % (hook_subject(hook, event.tool_name), note), 400))
 
 
 def run_phase(
@@ -4013,7 +4250,8 @@ def _run_phase(
     session = SessionFile(session_path) if session_path and hooks else None
     run = PhaseRun(settings, session, on_row, owns_process)
     try:
-        verdict = _run_hooks(run, hooks, tool_event)
+        verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
+                   else _refuse_untrusted(run, hooks, tool_event))
     finally:
         run.close()
     return result_document(run, tool_event, verdict)
@@ -4061,6 +4299,9 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
                 injection = injection_outcome(hook, outcome)
             audit = injection_audit_payload(hook, event, injection)
             run.record("hook_context_injection", audit)
+            if outcome.category is None and injection.status != "success" and (
+                    hook.failure_policy == "warn"):
+                run.warnings.append(injection_warning(hook, event, injection))
             run.show(injection_rows(audit, [item["content"] for item in injection.items],
                                     run.settings.injected_content, event.call_id))
             if injection.items:
@@ -4135,6 +4376,21 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                 if process is not None:
                     end_hook(process)
                 prepared.cleanup()
+
+
+def _refuse_untrusted(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent) -> str:
+    """An untrusted project file runs none of its matching hooks: each is recorded as a runner
+    failure that started no process, with one warning; before a tool the call is blocked (one of
+    them may be a guard), after it the call goes on."""
+    if not hooks:
+        return "continue"
+    verdict = "block" if event.phase == "before_tool" else "continue"
+    outcome = HookOutcome("runner", UNTRUSTED_MESSAGE, elapsed_ms=0)
+    for hook in hooks:
+        hook = replace_fields(hook, failure_policy="block" if verdict == "block" else "warn")
+        run.record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
+    run.warnings.append(untrusted_warning(run.settings, event, verdict))
+    return verdict
 
 
 def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
@@ -5131,7 +5387,411 @@ def shell_quote_checked(path: str) -> str:
 
 
 # =================================================================================================
-# 16. CLI
+# 16. Checks: doctor, init and test
+# =================================================================================================
+# What a hook author runs before trusting a hook with a real agent: `doctor` finds what would
+# make a hook fail or fail open, `init` writes a working start, `test` runs hook test cases.
+
+# Interpreters whose first argument is the script a hook runs (`python3 scripts/x.py`).
+SCRIPT_INTERPRETERS = ("bash", "sh", "python", "python3", "node", "ruby", "perl")
+LOGIN_PATH_MARK = "magihook-login-path:"
+LOGIN_PROBE_TIMEOUT_SECONDS = 10
+
+
+def command_rejection(hook: HookDefinition, absolute_paths: bool) -> Optional[str]:
+    """Why preflight rejects this hook's command on every call, or None.  A dialect hook's
+    project-folder variables are expanded first, as the runner does (to an absolute folder)."""
+    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    command = expand_variables(hook.command, names, "/project") if names else hook.command
+    return preflight_rejection(command, absolute_paths)
+
+
+def preflight_problem(settings: Settings) -> Optional[Tuple[str, str]]:
+    """(JSON path, why) of the first hook command preflight always rejects, or None."""
+    for phase in PHASES:
+        for hook in settings.hooks_for(phase):
+            rejection = command_rejection(hook, settings.absolute_paths)
+            if rejection is not None:
+                return ("$.hooks.%s[%d].command" % (phase, hook.index),
+                        "preflight rejects this command on every call (%s); put the logic in a "
+                        "script and configure its path" % rejection)
+    return None
+
+
+def redacted_guard_note(hook: HookDefinition) -> Optional[str]:
+    """A before_tool guard that sees only redacted bodies can never judge the command."""
+    if hook.phase == "before_tool" and hook.failure_policy in ("block", "fail") and (
+            hook.payload == "redacted"):
+        return ("is a %s guard on a redacted payload: it sees {\"redacted\": true, ...}, not the "
+                "command or content; set \"payload\": \"full\"" % hook.failure_policy)
+    return None
+
+
+def filter_notes(hook: HookDefinition) -> List[str]:
+    """include_tools/exclude_tools that can never take effect."""
+    if hook.phase in MESSAGE_PHASES:
+        if hook.include_tools or hook.exclude_tools:
+            return ["has include_tools/exclude_tools, which never apply to %s" % hook.phase]
+        return []
+    included = hook.include_tools or BUILTIN_TOOLS
+    if all(tool in hook.exclude_tools for tool in included):
+        return ["can never run: every tool it includes is also excluded"]
+    return []
+
+
+def injection_note(hook: HookDefinition) -> Optional[str]:
+    if hook.injects and hook.stdout_max_bytes < hook.provider_context_max_bytes:
+        return ("injects context, but its stdout_max_bytes (%d) is below its "
+                "provider_context_max_bytes (%d): full context fails as output-limit"
+                % (hook.stdout_max_bytes, hook.provider_context_max_bytes))
+    return None
+
+
+class LoginShell:
+    """What `/bin/bash -lc` gives a hook in a folder: its PATH, and what the login profile
+    prints on stdout (which lands in front of an injecting hook's JSON)."""
+
+    def __init__(self, cwd: str) -> None:
+        import subprocess
+
+        probe = "printf '%s%%s' \"$PATH\"" % LOGIN_PATH_MARK
+        try:
+            done = subprocess.run(HOOK_SHELL + (probe,), cwd=cwd, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  timeout=LOGIN_PROBE_TIMEOUT_SECONDS, check=False)
+            output = done.stdout.decode("utf-8", "replace")
+        except (OSError, subprocess.SubprocessError) as exc:
+            output = ""
+            self.failure: Optional[str] = type(exc).__name__
+        else:
+            self.failure = None if LOGIN_PATH_MARK in output else "no PATH reported"
+        noise, _, path = output.rpartition(LOGIN_PATH_MARK)
+        self.path = path
+        self.profile_output = len(noise.encode("utf-8"))
+
+
+def _which(name: str, path: str) -> Optional[str]:
+    import shutil
+
+    return shutil.which(name, path=path)
+
+
+class DoctorReport:
+    """What doctor found: findings (a hook would fail or fail open: exit 3) and notes (worth
+    knowing, such as a tool that resolves elsewhere in the login shell)."""
+
+    def __init__(self) -> None:
+        self.findings: List[str] = []
+        self.notes: List[str] = []
+
+
+def script_notes(hook: HookDefinition, cwd: str, login: LoginShell, report: DoctorReport) -> None:
+    """The hook's script missing or not executable from cwd, and tools it starts that the
+    login shell's PATH lacks (or finds elsewhere)."""
+    import shlex
+
+    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    try:
+        words = shlex.split(expand_variables(hook.command, names, cwd) if names else hook.command)
+    except ValueError:
+        return  # preflight says why
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        words.pop(0)  # `NAME=value cmd`
+    if not words:
+        return
+    first, subject = words[0], hook_subject(hook)
+    if "/" in first:
+        _script_file_notes(subject, first, cwd, login, report, executable=True)
+        return
+    _tool_notes(subject, first, login, report)
+    interpreter = os.path.basename(first).rstrip("0123456789.") in SCRIPT_INTERPRETERS
+    if interpreter and len(words) > 1 and not words[1].startswith("-"):
+        _script_file_notes(subject, words[1], cwd, login, report, executable=False)
+
+
+def _script_file_notes(subject: str, script: str, cwd: str, login: LoginShell,
+                       report: DoctorReport, executable: bool) -> None:
+    path = os.path.join(cwd, script)
+    if not os.path.isfile(path):
+        report.findings.append("%s: runs %s, which does not exist in %s (hooks run in the agent's "
+                               "cwd)" % (subject, script, cwd))
+    elif executable and not os.access(path, os.X_OK):
+        report.findings.append("%s: runs %s, which is not executable (chmod +x it)" % (subject, script))
+    elif executable:
+        try:
+            with open(path, "rb") as handle:
+                first_line = handle.readline(256).decode("utf-8", "replace")
+        except OSError:
+            report.findings.append("%s: runs %s, which cannot be read" % (subject, script))
+            return
+        match = re.match(r"#!\s*/usr/bin/env\s+(?:-S\s+)?([^\s]+)", first_line)
+        if match:
+            _tool_notes(subject, match.group(1), login, report)
+
+
+def _tool_notes(subject: str, tool: str, login: LoginShell, report: DoctorReport) -> None:
+    if login.failure is not None or "/" in tool:
+        return
+    mine = _which(tool, os.environ.get("PATH", os.defpath))
+    if mine is None:
+        return
+    theirs = _which(tool, login.path)
+    if theirs is None:
+        report.findings.append(
+            "%s: needs %s, which is on your PATH (%s) but not on the PATH of the hook's login "
+            "shell (bash -l resets it); use its absolute path or set PATH in the script"
+            % (subject, tool, os.path.dirname(mine)))
+    elif os.path.realpath(theirs) != os.path.realpath(mine):
+        report.notes.append("%s: %s is %s for you but %s in the hook's login shell"
+                            % (subject, tool, mine, theirs))
+
+
+def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorReport:
+    """Every finding and note for the settings in force, each naming what it is about."""
+    report = DoctorReport()
+    findings = report.findings
+    if settings.untrusted is not None:
+        findings.append("settings: this project file %s: no hook runs and before_tool calls it "
+                        "hooks are blocked; review it, then run `magihook trust`" % settings.untrusted)
+    hooks = [hook for phase in PHASES for hook in settings.hooks_for(phase)]
+    if hooks and not settings.enabled:
+        findings.append("settings: hooks.enabled is not true, so none of its %s runs"
+                        % _plural(len(hooks), "hook"))
+    if login.failure is not None and hooks:
+        findings.append("bash: `/bin/bash -lc` could not be run here (%s), so no hook can run"
+                        % login.failure)
+    readers = [hook_subject(hook) for hook in hooks if hook.injects or hook.dialect != MAGIHOOK_DIALECT]
+    if login.profile_output and readers:
+        findings.append("bash: the login profile writes %d bytes to stdout, in front of the JSON "
+                        "of %s; make the profile quiet when it is not interactive"
+                        % (login.profile_output, ", ".join(readers)))
+    for hook in hooks:
+        rejection = command_rejection(hook, settings.absolute_paths)
+        if rejection is not None:
+            findings.append("%s: is rejected by preflight on every call (%s)"
+                            % (hook_subject(hook), rejection))
+        else:
+            script_notes(hook, cwd, login, report)
+        notes = [note for note in (redacted_guard_note(hook), injection_note(hook)) if note]
+        findings += ["%s: %s" % (hook_subject(hook), note) for note in notes + filter_notes(hook)]
+    return report
+
+
+# --- init ----------------------------------------------------------------------------------------
+
+INIT_GUARD = '''#!/usr/bin/env python3
+"""before_tool guard (magihook): blocks dangerous bash commands.
+
+It blocks by exiting non-zero while its policy is "block".  It needs "payload": "full": a
+redacted payload shows {"redacted": true, ...} instead of the command.
+"""
+import json
+import re
+import sys
+
+DANGEROUS = (
+    (r"\\brm\\s+(-[A-Za-z]+\\s+)*-[A-Za-z]*[rR][A-Za-z]*\\s+(-[A-Za-z]+\\s+)*(/|~|\\$HOME)(\\*|/)?(\\s|;|&|$)",
+     "rm -r of / or of the home folder"),
+    (r"\\bgit\\s+push\\b.*\\s(--force(?!-with-lease)|-f)\\b", "git push --force"),
+    (r"\\b(curl|wget)\\b[^|]*\\|\\s*(sudo\\s+)?(ba|z|da)?sh\\b", "a download piped into a shell"),
+    (r"\\bmkfs(\\.[a-z0-9]+)?\\s", "mkfs"),
+    (r"\\bdd\\b.*\\bof=/dev/", "dd onto a device"),
+)
+
+payload = json.load(sys.stdin)
+command = (payload.get("request") or {}).get("command")
+if not isinstance(command, str):
+    # Redacted, or no command at all: refuse rather than let an unseen command through.
+    print("guard: no command to check (is its payload \\"full\\"?)", file=sys.stderr)
+    sys.exit(2)
+for pattern, what in DANGEROUS:
+    if re.search(pattern, command):
+        print("guard: blocked " + what, file=sys.stderr)
+        sys.exit(42)
+'''
+
+INIT_AUDIT = '''#!/usr/bin/env bash
+# after_tool audit (magihook): appends each (redacted) hook payload to .magi-hooks/audit.jsonl
+# in the project folder (two folders above this script), whichever folder the agent is in.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+mkdir -p "$root/.magi-hooks"
+{ cat; printf '\\n'; } >> "$root/.magi-hooks/audit.jsonl"
+'''
+
+INIT_MEMORY = '''#!/usr/bin/env python3
+"""after_tool memory injection (magihook): adds the project's .magi-hooks/memory.md, when it
+exists, to the next provider request as one context item.  Its stdout must be this JSON."""
+import json
+import os
+import sys
+
+sys.stdin.read()  # the payload: not needed here
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+try:
+    with open(os.path.join(root, ".magi-hooks", "memory.md"), encoding="utf-8") as handle:
+        memory = handle.read(4000).strip()
+except FileNotFoundError:
+    memory = ""
+if memory:
+    print(json.dumps({"context_items": [{"role": "user", "content": memory}]}))
+'''
+
+INIT_FOLDER = "scripts/magi-hooks"
+
+
+def init_command(root: str, script: str) -> str:
+    """An init hook's command: the script's absolute path, since hooks run in the agent's cwd,
+    which may be any folder below the project; `./scripts/...` when that path would not pass
+    preflight (a `~` or `$` in it), which then works from the project folder only."""
+    import shlex
+
+    command = shlex.quote(os.path.join(root, INIT_FOLDER, script))
+    if preflight_rejection(command, True) is None:
+        return command
+    return "./%s/%s" % (INIT_FOLDER, script)
+
+
+def init_settings(root: str) -> Dict[str, Any]:
+    return {"hooks": {
+        "enabled": True,
+        "failure_policy": "warn",
+        "before_tool": [{
+            "label": "block-dangerous-bash",
+            "command": init_command(root, "block-dangerous-bash.py"),
+            "payload": "full",
+            "failure_policy": "block",
+            "include_tools": ["bash"],
+        }],
+        "after_tool": [
+            {"label": "audit", "command": init_command(root, "audit.sh"), "failure_policy": "ignore"},
+            {"label": "memory", "command": init_command(root, "memory.py"),
+             "provider_context_injection": True},
+        ],
+    }}
+
+
+def _init_cases() -> str:
+    def case(name: str, command: str, verdict: str) -> str:
+        return json.dumps({"name": name, "phase": "before_tool",
+                           "event": {"tool": {"name": "bash", "call_id": name},
+                                     "request": {"command": command}},
+                           "expect": {"verdict": verdict}})
+    return "\n".join((case("blocks-rm-rf-root", "rm -rf /", "block"),
+                      case("blocks-force-push", "git push --force origin main", "block"),
+                      case("lets-ls-through", "ls -la", "continue"))) + "\n"
+
+
+def init_files(root: str) -> List[Tuple[str, str, int]]:
+    """(path relative to root, text, mode) of every file `init` writes in root."""
+    # The settings file last: a failed write never leaves settings naming a missing script.
+    return [
+        (INIT_FOLDER + "/block-dangerous-bash.py", INIT_GUARD, 0o755),
+        (INIT_FOLDER + "/audit.sh", INIT_AUDIT, 0o755),
+        (INIT_FOLDER + "/memory.py", INIT_MEMORY, 0o755),
+        (INIT_FOLDER + "/cases.jsonl", _init_cases(), 0o644),
+        (os.path.join(SETTINGS_FOLDER, "settings.json"),
+         json.dumps(init_settings(root), indent=2) + "\n", 0o644),
+    ]
+
+
+def write_new_file(path: str, text: str, mode: int) -> None:
+    """Create a file that must not exist yet (O_EXCL: never overwrite, never follow a link)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        _write_all(fd, text.encode("utf-8"))
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+# --- test ----------------------------------------------------------------------------------------
+
+CASE_KEYS = ("name", "phase", "event", "expect")
+EXPECT_KEYS = ("verdict", "context_items")
+
+
+@record(frozen=True)
+class HookCase:
+    name: str
+    phase: str
+    event: Dict[str, Any]
+    expect: Dict[str, Any]
+
+
+def read_cases(path: str) -> List[HookCase]:
+    """Every case of a CASES.jsonl file, checked whole before any runs (InputError names the
+    line and the JSON path)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(EVENT_MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError("%s: cannot read the cases file (%s)" % (path, _errno_name(exc))) from None
+    if len(raw) > EVENT_MAX_BYTES:
+        raise InputError("%s: the cases file is larger than %d bytes" % (path, EVENT_MAX_BYTES))
+    cases = []
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        if line.strip():
+            try:
+                cases.append(_read_case(line))
+            except InputError as exc:
+                raise InputError("%s:%d: %s" % (path, number, exc)) from None
+    if not cases:
+        raise InputError("%s: no test cases (one JSON object a line)" % path)
+    return cases
+
+
+def _read_case(line: bytes) -> HookCase:
+    document = decode_event(line)
+    for key in document:
+        if key not in CASE_KEYS:
+            raise InputError("%s: unknown key%s" % (json_path([key]), _did_you_mean(key, CASE_KEYS)))
+    name = _expect_key(document, ["name"], str, "a string")
+    phase = _expect_key(document, ["phase"], str, "a string")
+    if phase not in PHASES:
+        raise InputError("$.phase: expected one of %s" % ", ".join(PHASES))
+    event = _expect_key(document, ["event"], dict, "an object")
+    try:
+        parse_event(phase, event)
+    except InputError as exc:
+        raise InputError(re.sub(r"^\$", "$.event", str(exc))) from None
+    expect = _expect_key(document, ["expect"], dict, "an object")
+    for key in expect:
+        if key not in EXPECT_KEYS:
+            raise InputError("%s: unknown key%s" % (json_path(["expect", key]),
+                                                     _did_you_mean(key, EXPECT_KEYS)))
+    if not expect:
+        raise InputError("$.expect: expected verdict and/or context_items")
+    if "verdict" in expect and expect["verdict"] not in VERDICT_EXIT_CODES:
+        raise InputError("$.expect.verdict: expected one of %s" % ", ".join(VERDICT_EXIT_CODES))
+    if "context_items" in expect:
+        _expect(expect["context_items"], list, ["expect", "context_items"], "an array")
+    return HookCase(name=name, phase=phase, event=event, expect=expect)
+
+
+def case_failure(case: HookCase, result: Mapping[str, Any]) -> Optional[str]:
+    """What a case's result got wrong, or None when it is what the case expects."""
+    wrong = []
+    for key in EXPECT_KEYS:
+        want = case.expect.get(key)
+        got = result["verdict"] if key == "verdict" else result["context_items"]
+        if key in case.expect and want != got:
+            wrong.append("expected %s %s, got %s" % (key.replace("_", " "), _short_json(want),
+                                                      _short_json(got)))
+    if not wrong:
+        return None
+    if result["warnings"]:
+        wrong.append("warnings: " + " | ".join(result["warnings"]))
+    return "; ".join(wrong)
+
+
+def _short_json(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# =================================================================================================
+# 17. CLI
 # =================================================================================================
 
 USAGE = """\
@@ -5145,18 +5805,197 @@ usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
        magihook adapt claude-code|codex|gemini [--config PATH] [--session PATH]
        magihook adapt claude-code|codex|gemini --print-settings [--config PATH]
        magihook import claude-code SETTINGS.json [--scripts DIR] [--plugin-root DIR]
+       magihook doctor [--config PATH]
+       magihook init
+       magihook test CASES.jsonl [--config PATH]
+       magihook trust [PATH] | --list | --revoke PATH
+       magihook --help | help COMMAND | COMMAND --help
        magihook --version"""
 
-# Per command: option -> True when it takes a value, False for a flag; and positional count.
+SETTINGS_ORDER_HELP = """\
+settings, first found wins: --config PATH; $MAGIHOOK_CONFIG; the nearest
+  .magi-code/settings.json or .toml in the agent's cwd (context.cwd) or a folder above it,
+  below the home folder (a project file: it runs only once `magihook trust` recorded it);
+  ~/.magi-code/settings.json or .toml.  None found: hooks are inert."""
+
+ENVIRONMENT_HELP = {
+    "MAGIHOOK_CONFIG": "the settings file, when --config is not given (needs no trust)",
+    "HOME": "where ~/.magi-code/ (the home settings and the trust record) is",
+    "MAGIHOOK_DEBUG": "1: an internal error prints its traceback",
+    "TMPDIR": "where payload_ref folders are made",
+    "NO_COLOR": "set: no colour on a terminal",
+}
+
+# Per command: (one line for `magihook --help`, usage lines, what it does, options, exit codes,
+# environment variables it reads).
+COMMAND_HELP = MappingProxyType({
+    "run": (
+        "run one phase's hooks for one event on stdin; print the result",
+        ["run --phase PHASE [--config PATH] [--session PATH] [--tui]",
+         "run --phase PHASE --explain [--config PATH]",
+         "run --stream [--config PATH] [--session PATH] [--tui]"],
+        "Reads one input event (JSON) on stdin, runs the phase's matching hooks as real processes"
+        " (/bin/bash -lc COMMAND in the event's cwd) and prints one result line: the verdict,"
+        " the tool result, context items, records, warnings.  PHASE: before_tool, after_tool,"
+        " after_assistant, after_reasoning.  A hook blocks a call by exiting non-zero while its"
+        " failure_policy is block.",
+        [("--phase PHASE", "the phase to run"),
+         ("--config PATH", "the settings file (else the search below)"),
+         ("--session PATH", "also append every record to this JSON Lines file (0600)"),
+         ("--tui", "draw the display rows on stderr as they happen"),
+         ("--explain", "say which settings and hooks match, and the stdin each would get;"
+                       " runs nothing"),
+         ("--stream", "NDJSON: one event a line (with its \"phase\"), one result a line")],
+        "0 continue, 3 block, 4 fail; 2 bad usage, settings or event; 1 internal error"
+        " (--stream and --explain: 0)",
+        ("MAGIHOOK_CONFIG", "HOME", "TMPDIR", "NO_COLOR", "MAGIHOOK_DEBUG")),
+    "validate": (
+        "check a settings file; errors name the JSON path",
+        ["validate [PATH | --config PATH]"],
+        "Checks the settings file (PATH, else the search below): every key, type and bound of"
+        " the spec, and every hook command against preflight.  Notes on stderr when no hook can"
+        " run, when a guard sees a redacted payload, or when a project file is not trusted.",
+        [("PATH, --config PATH", "the settings file to check")],
+        "0 valid; 2 invalid (one line naming the file and the JSON path)",
+        ("MAGIHOOK_CONFIG", "HOME")),
+    "config": (
+        "print the effective settings, every default filled in",
+        ["config [--config PATH] [--format json|toml]"],
+        "Prints the settings in force as a settings file, with every default and inherited"
+        " value filled in.",
+        [("--config PATH", "the settings file"), ("--format json|toml", "output format (json)")],
+        "0 printed; 2 bad settings or usage",
+        ("MAGIHOOK_CONFIG", "HOME")),
+    "schema": (
+        "print the JSON Schema of the settings' hooks section",
+        ["schema"], "Prints the JSON Schema (2020-12) that validate checks against.", [],
+        "0", ()),
+    "replay": (
+        "show the hook rows recorded in a session file; runs nothing",
+        ["replay SESSION.jsonl [--config PATH] [--json]"],
+        "Draws the recorded hook rows of a session file as a tree.",
+        [("--config PATH", "settings whose injected_content gates apply"),
+         ("--json", "the rows as one JSON document")],
+        "0 shown; 2 unreadable file or bad settings",
+        ("MAGIHOOK_CONFIG", "HOME", "NO_COLOR")),
+    "adapt": (
+        "be the hook command of Claude Code, Codex or Gemini CLI",
+        ["adapt claude-code|codex|gemini [--config PATH] [--session PATH]",
+         "adapt claude-code|codex|gemini --print-settings [--config PATH]"],
+        "Reads the agent's hook stdin, runs the magihook pipeline with the settings found from"
+        " the agent's cwd, and answers in the agent's own protocol (a block is its deny).",
+        [("--config PATH", "the settings file"),
+         ("--session PATH", "also append every record to this file"),
+         ("--print-settings", "print the snippet that wires magihook into the agent")],
+        "0 answered (a deny is an answer); 2 bad usage or input",
+        ("MAGIHOOK_CONFIG", "HOME", "TMPDIR", "MAGIHOOK_DEBUG")),
+    "import": (
+        "convert a Claude Code hooks section into magihook settings",
+        ["import claude-code SETTINGS.json"],
+        "Prints magihook settings for a Claude Code settings file's hooks; what is not carried"
+        " over is reported on stderr.", [],
+        "0 converted; 2 bad file or usage", ()),
+    "doctor": (
+        "what would make a hook fail or fail open",
+        ["doctor [--config PATH]"],
+        "Prints the settings in force and the search that found them, then one finding a line"
+        " for what would make a hook fail or fail open: preflight, a missing or non-executable"
+        " script, tools the login shell's PATH lacks, a guard on a redacted payload, filters that"
+        " never match, a stdout cap below the context limit, a login profile that prints, an"
+        " untrusted project file.  Runs /bin/bash -lc once to see the hooks' PATH; no hook.",
+        [("--config PATH", "the settings file")],
+        "0 no finding; 3 findings; 2 bad settings",
+        ("MAGIHOOK_CONFIG", "HOME", "PATH")),
+    "init": (
+        "write starting settings and hook scripts in this folder",
+        ["init"],
+        "Writes .magi-code/settings.json and scripts/magi-hooks/ (a dangerous-command guard, an"
+        " audit hook, a memory-injection hook and test cases for the guard), needing only bash"
+        " and python3, then trusts the settings file.  Never overwrites a file.", [],
+        "0 written; 2 a file already exists or cannot be written",
+        ("HOME",)),
+    "test": (
+        "run hook test cases: events and expected verdicts",
+        ["test CASES.jsonl [--config PATH]"],
+        "Runs each case's event through the real hooks and compares the result.  One case a"
+        " line: {\"name\": ..., \"phase\": ..., \"event\": {...}, \"expect\": {\"verdict\":"
+        " \"block\"}} (expect may hold context_items too).  Prints PASS or FAIL a case and a"
+        " summary.",
+        [("--config PATH", "the settings file (else the search below, from this folder)")],
+        "0 all pass; 3 any fails; 2 bad cases file or settings",
+        ("MAGIHOOK_CONFIG", "HOME", "TMPDIR")),
+    "trust": (
+        "trust a project settings file (--list, --revoke PATH)",
+        ["trust [PATH]", "trust --list", "trust --revoke PATH"],
+        "Records a project settings file's path and sha256 in ~/.magi-code/%s (0600): a"
+        " discovered project file runs its hooks only while it is trusted and unchanged.  PATH"
+        " is the file or its project folder (default: the one the search finds from here)."
+        % TRUST_FILE_NAME,
+        [("--list", "the trusted files and whether each is unchanged"),
+         ("--revoke PATH", "forget a file")],
+        "0 done; 2 no or invalid settings file",
+        ("HOME",)),
+    "help": (
+        "help for one command",
+        ["help [COMMAND]", "COMMAND --help | -h"], "Prints a command's help.", [], "0", ()),
+})
+
+
+def overview_help() -> str:
+    lines = ["magihook %s: local shell hooks around coding agents' tool calls" % __version__, "",
+             "usage: magihook COMMAND [OPTIONS]   (magihook COMMAND --help for each)", "",
+             "commands:"]
+    lines += ["  %-9s %s" % (name, entry[0]) for name, entry in COMMAND_HELP.items()]
+    lines += ["  --version print the version", "", SETTINGS_ORDER_HELP, "",
+              "exit codes: 0 continue (or ok), 3 block (or findings, failed tests), 4 fail,",
+              "  2 bad usage, settings or input, 1 internal error"]
+    return "\n".join(lines)
+
+
+def command_help(command: str) -> str:
+    summary, usages, text, options, codes, environment = COMMAND_HELP[command]
+    import textwrap
+
+    lines = ["usage: " + "\n       ".join("magihook " + usage for usage in usages), ""]
+    lines += textwrap.wrap(text, 96)
+    if options:
+        lines += ["", "options:"] + ["  %-22s %s" % option for option in options]
+    lines += ["", "exit codes: " + codes]
+    if environment:
+        lines += ["", "environment:"] + ["  %-16s %s" % (name, ENVIRONMENT_HELP.get(
+            name, "where the hook's tools are looked up")) for name in environment]
+    if command in ("run", "validate", "config", "doctor", "test", "adapt"):
+        lines += ["", SETTINGS_ORDER_HELP]
+    return "\n".join(lines)
+
+
+def help_request(argv: Sequence[str]) -> Optional[str]:
+    """The help text `argv` asks for (`--help`, `-h`, `help [CMD]`, `CMD --help`), or None."""
+    if argv[0] in ("-h", "--help") or argv == ["help"]:
+        return overview_help()
+    if argv[0] == "help":
+        if len(argv) != 2 or argv[1] not in COMMAND_HELP:
+            raise UsageError("help takes one command: %s" % ", ".join(COMMAND_HELP))
+        return command_help(argv[1])
+    if argv[0] in COMMAND_HELP and any(word in ("-h", "--help") for word in argv[1:]):
+        return command_help(argv[0])
+    return None
+
+# Per command: option -> True when it takes a value, False for a flag; and positional count
+# (or its (least, most)).
 COMMAND_OPTIONS = MappingProxyType({
     "run": ({"--phase": True, "--config": True, "--session": True, "--stream": False,
              "--explain": False, "--tui": False}, 0),
-    "validate": ({"--config": True}, 0),
+    "validate": ({"--config": True}, (0, 1)),
     "config": ({"--config": True, "--format": True}, 0),
     "schema": ({}, 0),
     "replay": ({"--config": True, "--json": False}, 1),
     "adapt": ({"--config": True, "--session": True, "--print-settings": False}, 1),
     "import": ({"--scripts": True, "--plugin-root": True}, 2),
+    "doctor": ({"--config": True}, 0),
+    "init": ({}, 0),
+    "test": ({"--config": True}, 1),
+    "trust": ({"--list": False, "--revoke": True}, (0, 1)),
 })
 
 
@@ -5190,7 +6029,11 @@ def parse_command_line(argv: Sequence[str]) -> Tuple[str, Dict[str, Any], List[s
             raise UsageError("unknown option %r for %s" % (word, command))
         else:
             positionals.append(word)
-    if len(positionals) != positional_count:
+    least, most = positional_count if isinstance(positional_count, tuple) else (
+        positional_count, positional_count)
+    if not least <= len(positionals) <= most:
+        if least != most:
+            raise UsageError("%s takes at most %d argument%s" % (command, most, "" if most == 1 else "s"))
         raise UsageError("%s takes %d argument%s" % (
             command, positional_count, "" if positional_count == 1 else "s"))
     return command, options, positionals
@@ -5287,13 +6130,28 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
     phase = _phase_option(options)
     if options.get("--explain"):
         return cli_explain(phase, options, out)
-    settings = load_settings(options.get("--config"))
-    raw = read_event_input(sys.stdin)
-    result = _run_phase(settings, phase, decode_event(raw), session_path=options.get("--session"),
+    document = decode_event(read_event_input(sys.stdin))
+    settings = load_settings(options.get("--config"), cwd=event_cwd(document))
+    result = _run_phase(settings, phase, document, session_path=options.get("--session"),
                        on_row=_live_rows(out, bool(options.get("--tui"))),
                        owns_process=_owns_process(options))
     out.json(result)
     return exit_code_for(result)
+
+
+def event_cwd(document: Any) -> Optional[str]:
+    """The agent's working directory an event names (`context.cwd`, relative to ours), where the
+    settings search starts; None (our own) when it names none.  A malformed one is left to
+    parse_event to reject."""
+    context = document.get("context") if isinstance(document, dict) else None
+    return given_folder(context.get("cwd") if isinstance(context, dict) else None)
+
+
+def given_folder(given: Any) -> Optional[str]:
+    """A folder an event names, relative to ours; None when it names none usable."""
+    if not isinstance(given, str) or not given or "\x00" in given:
+        return None
+    return os.path.join(os.getcwd(), given)
 
 
 def _owns_process(options: Mapping[str, Any]) -> bool:
@@ -5323,9 +6181,9 @@ def cli_explain(phase: str, options: Mapping[str, Any], out: Output) -> int:
     for option in ("--session", "--tui", "--stream"):
         if options.get(option):
             raise UsageError("--explain runs nothing, so it takes no %s" % option)
-    settings = load_settings(options.get("--config"))
-    raw = read_event_input(sys.stdin)
-    for line in explain_lines(explain_phase(settings, phase, decode_event(raw))):
+    document = decode_event(read_event_input(sys.stdin))
+    settings = load_settings(options.get("--config"), cwd=event_cwd(document))
+    for line in explain_lines(explain_phase(settings, phase, document)):
         out.text(line)
     return 0
 
@@ -5365,8 +6223,8 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
         if not line.strip(b" \t\r"):
             continue
         try:
-            settings = watcher.current()
             document = decode_event(line)
+            settings = watcher.current(event_cwd(document))
             result = _run_phase(settings, stream_phase(document), document,
                                session_path=session_path, on_row=on_row,
                                owns_process=owns_process)
@@ -5418,18 +6276,40 @@ def error_text(exc: MagihookError) -> str:
 
 
 def cli_validate(options: Mapping[str, Any], out: Output) -> int:
+    explicit = _settings_path_argument(options)
     env, cwd = os.environ, os.getcwd()
-    path, found_by = discover_settings(options.get("--config"), env, cwd)
+    path, found_by = discover_settings(explicit, env, cwd)
     if path is None:
         raise SettingsError("no settings file found (looked at --config, $MAGIHOOK_CONFIG, "
-                            "./.magi-code/ and ~/.magi-code/)")
+                            ".magi-code/ here and in the folders above, and ~/.magi-code/)")
+    if is_project_file(found_by):
+        _check_readable_kind(path)
     document = read_settings_document(path)
     settings = settings_from_document(document, path, found_by, _best_engine())
+    problem = preflight_problem(settings)
+    if problem is not None:
+        raise SettingsError("%s: %s: %s" % (path, problem[0], problem[1]))
     out.text("ok: %s (found by %s)" % (path, found_by))
     note = _inert_note(document, settings)
     if note is not None:
         out.error("magihook: note: " + note)
+    for hook in (hook for phase in PHASES for hook in settings.hooks_for(phase)):
+        guard = redacted_guard_note(hook)
+        if guard is not None:
+            out.error(sanitize_message("magihook: note: %s %s" % (hook_subject(hook), guard), 400))
+    if is_project_file(found_by):
+        problem_text = trust_problem(path, env)
+        if problem_text is not None:
+            out.error("magihook: note: this project file %s, so its hooks do not run yet; "
+                      "review it, then run `magihook trust`" % problem_text)
     return 0
+
+
+def _settings_path_argument(options: Mapping[str, Any]) -> Optional[str]:
+    """`validate PATH` is `validate --config PATH`."""
+    if options["args"] and "--config" in options:
+        raise UsageError("give the settings file once: PATH or --config PATH")
+    return options["args"][0] if options["args"] else options.get("--config")
 
 
 def _inert_note(document: Mapping[str, Any], settings: Settings) -> Optional[str]:
@@ -5485,7 +6365,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
         return 0
     event_name = document["hook_event_name"]
     try:
-        settings = load_settings(options.get("--config"))
+        settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
     except SettingsError as exc:
         out.json(settings_error_answer(agent, event_name, exc))
         return 0
@@ -5499,12 +6379,18 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
 
 def print_settings_config(config: Optional[str]) -> str:
     """The absolute path of the settings file `--print-settings` names: `--config`, else the one
-    discovery finds here.  It must exist: a missing file would fail every call."""
-    path, _ = discover_settings(config, os.environ, os.getcwd())
+    discovery finds here.  It must exist: a missing file would fail every call.  A discovered
+    project file must be trusted: the snippet's --config would otherwise run it untrusted."""
+    path, found_by = discover_settings(config, os.environ, os.getcwd())
     if path is None:
         raise UsageError("no settings file found here; pass --config PATH (magihook init makes one)")
     if not os.path.isfile(path):
         raise UsageError("%s: settings file not found" % path)
+    if found_by not in ("--config", "$MAGIHOOK_CONFIG") and not found_by.startswith("~/"):
+        problem = trust_problem(path, os.environ)
+        if problem is not None:
+            raise UsageError("%s %s: review it and run `magihook trust`, or name it with --config"
+                             % (found_by, problem))
     return os.path.abspath(path)
 
 
@@ -5529,6 +6415,163 @@ def cli_import(options: Mapping[str, Any], out: Output) -> int:
     return 0
 
 
+def cli_doctor(options: Mapping[str, Any], out: Output) -> int:
+    """`doctor`: the settings in force, how they were found, and what would make a hook fail
+    or fail open.  Exit 0 with no finding, 3 with any."""
+    env, cwd = os.environ, os.getcwd()
+    settings = load_settings(options.get("--config"), cwd=cwd, engine=_best_engine())
+    if settings.path is None:
+        out.text("settings: none found, so hooks are inert")
+    else:
+        out.text("settings: %s (found by %s)" % (settings.path, settings.found_by))
+    for line in settings_search(options.get("--config"), env, cwd):
+        out.text("  search: " + line)
+    report = doctor_report(settings, cwd, LoginShell(cwd))
+    for finding in report.findings:
+        out.text("finding: " + sanitize_message(finding, 600))
+    for note in report.notes:
+        out.text("note: " + sanitize_message(note, 600))
+    count = sum(len(settings.hooks_for(phase)) for phase in PHASES)
+    out.text("%s, %s" % (_plural(count, "hook"), _plural(len(report.findings), "finding")))
+    return EXIT_FINDINGS if report.findings else 0
+
+
+def cli_init(options: Mapping[str, Any], out: Output) -> int:
+    """`init`: settings and hook scripts for this folder, trusted; never overwrites a file."""
+    files = init_files(os.getcwd())
+    existing = [name for name, _, _ in files if os.path.lexists(name)]
+    existing += [name for name in (os.path.join(SETTINGS_FOLDER, "settings.toml"),)
+                 if os.path.lexists(name)]
+    if existing:
+        raise UsageError("init writes nothing here: %s already exists" % ", ".join(existing))
+    for name, text, mode in files:
+        try:
+            os.makedirs(os.path.dirname(name), exist_ok=True)
+            write_new_file(name, text, mode)
+        except OSError as exc:
+            raise MagihookError("%s: cannot write (%s)" % (name, _errno_name(exc))) from None
+        out.text("wrote %s" % name)
+    settings_path = os.path.abspath(files[-1][0])
+    trust_settings_file(settings_path, os.environ)
+    out.text("trusted %s" % settings_path)
+    if init_command(os.getcwd(), "audit.sh").startswith("./"):
+        out.error("magihook: note: this folder's path would not pass preflight, so the hook "
+                  "commands are relative to it: they run only while the agent's cwd is this folder")
+    out.text("next: magihook doctor, then magihook test %s/cases.jsonl" % INIT_FOLDER)
+    return 0
+
+
+def cli_test(options: Mapping[str, Any], out: Output) -> int:
+    """`test CASES.jsonl`: each case's event through the real pipeline, its verdict (and
+    context items) against the expected ones.  Exit 0 when all pass, 3 when any fails."""
+    cases = read_cases(options["args"][0])
+    settings = load_settings(options.get("--config"), engine=_best_engine())
+    if settings.untrusted is not None:
+        raise SettingsError("%s: this project file %s; review it, then run `magihook trust` "
+                            "(or name it with --config)" % (settings.path, settings.untrusted))
+    failed = 0
+    for case in cases:
+        failure = case_failure(case, _run_phase(settings, case.phase, case.event))
+        failed += failure is not None
+        out.text(_terminal_text("PASS %s" % case.name if failure is None
+                                else "FAIL %s: %s" % (case.name, failure)))
+    out.text("%d passed, %d failed" % (len(cases) - failed, failed))
+    return EXIT_FINDINGS if failed else 0
+
+
+def cli_trust(options: Mapping[str, Any], out: Output) -> int:
+    """`trust [PATH]`, `trust --list`, `trust --revoke PATH`: the user's trusted project files."""
+    env = os.environ
+    if options.get("--list"):
+        if options["args"] or "--revoke" in options:
+            raise UsageError("--list takes no PATH and no --revoke")
+        return _list_trust(env, out)
+    if "--revoke" in options:
+        if options["args"]:
+            raise UsageError("--revoke takes its PATH as its value")
+        path = os.path.realpath(_settings_file_in(options["--revoke"]))
+        with TrustLock(env):
+            trusted = read_trust(env)
+            known = trusted.pop(path, None) is not None
+            if known:
+                write_trust(env, trusted)
+        out.text(("revoked: %s" if known else "not trusted: %s (nothing to revoke)") % path)
+        return 0
+    if options["args"]:
+        path = _settings_file_in(options["args"][0])
+    else:
+        found = project_settings(os.getcwd(), home_folder(env))
+        if found is None:
+            raise UsageError("no .magi-code/settings.json or .toml here or in a folder above "
+                             "(below the home folder): name the file to trust")
+        path = found[0]
+    _check_readable_kind(path)
+    settings_from_document(read_settings_document(path), path, None, _best_engine())
+    out.text("trusted: %s (%s)" % (os.path.realpath(path), trust_settings_file(path, env)))
+    return 0
+
+
+def _settings_file_in(path: str) -> str:
+    """A settings file named directly, or the one in a project folder's `.magi-code/`."""
+    if os.path.isdir(path):
+        for name in SETTINGS_NAMES:
+            inner = os.path.join(path, SETTINGS_FOLDER, name)
+            if os.path.isfile(inner):
+                return inner
+    return path
+
+
+def trust_settings_file(path: str, env: Mapping[str, str]) -> str:
+    """Record a settings file as trusted as it is now; returns its digest."""
+    digest = file_digest(path)
+    with TrustLock(env):
+        trusted = read_trust(env)
+        trusted[os.path.realpath(path)] = digest
+        write_trust(env, trusted)
+    return digest
+
+
+class TrustLock:
+    """Held around a read-change-write of the trust record, so that two `trust` commands at
+    once cannot lose each other's entry (a lock file beside it: the record itself is replaced
+    by a rename, so a lock on it would be on the old file)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._path = trust_file_path(env) + ".lock"
+        self._fd: Optional[int] = None
+
+    def __enter__(self) -> TrustLock:
+        import fcntl
+
+        try:
+            _make_private_folders(os.path.dirname(self._path))
+            self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | _O_CLOEXEC, 0o600)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            self.__exit__()
+            raise SettingsError("%s: cannot lock the trust file (%s)" % (
+                self._path, _errno_name(exc))) from None
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # closing releases the lock
+
+
+def _list_trust(env: Mapping[str, str], out: Output) -> int:
+    trusted = read_trust(env)
+    if not trusted:
+        out.text("no trusted project settings files")
+    for path, digest in sorted(trusted.items()):
+        try:
+            state = "trusted" if file_digest(path) == digest else "changed since trusted"
+        except SettingsError:
+            state = "missing"
+        out.text(_terminal_text("%s  %s" % (state, path)))
+    return 0
+
+
 def _best_engine() -> str:
     """jsonschema when it is installed (commands off the hot path), else the built-in check."""
     try:
@@ -5546,6 +6589,10 @@ COMMANDS: Mapping[str, Callable[[Mapping[str, Any], Output], int]] = MappingProx
     "replay": cli_replay,
     "adapt": cli_adapt,
     "import": cli_import,
+    "doctor": cli_doctor,
+    "init": cli_init,
+    "test": cli_test,
+    "trust": cli_trust,
 })
 
 
@@ -5562,11 +6609,15 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
     if argv == ["--version"]:
         out.text("magihook %s" % __version__)
         return 0
-    if not argv or argv[0] in ("-h", "--help"):
-        (out.text if argv else out.error)(USAGE)
-        return 0 if argv else EXIT_USAGE
+    if not argv:
+        out.error(USAGE)
+        return EXIT_USAGE
     restore = _terminate_on_signals()
     try:
+        shown = help_request(argv)
+        if shown is not None:
+            out.text(shown)
+            return 0
         command, options, args = parse_command_line(argv)
         return COMMANDS[command](dict(options, args=tuple(args), owns_process=owns_process),
                                  out)
@@ -5581,6 +6632,10 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the boundary: a bug, reported without a traceback
         out.error("magihook: internal error (%s); please report it" % type(exc).__name__)
+        if os.environ.get("MAGIHOOK_DEBUG") == "1":
+            import traceback
+
+            out.error(traceback.format_exc().rstrip("\n"))
         return EXIT_INTERNAL
     finally:
         restore()

@@ -281,5 +281,5 @@ def test_a_vendored_copy_runs_without_site_packages(project, tmp_path):
                           text=True, timeout=60)
     assert done.stderr == ""
     assert json.loads(done.stdout) == [
-        "continue", ["hook hook (before_tool #0, bash) failed: exit: hook exited with status 1"],
+        "continue", ["before_tool hook #0 (bash) failed: exit: hook exited with status 1"],
         False]

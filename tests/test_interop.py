@@ -365,6 +365,15 @@ def test_print_settings_names_the_console_script_and_the_found_file(tmp_path):
     (tmp_path / ".magi-code" / "settings.json").write_text('{"hooks": {"enabled": true}}')
     env = dict(os.environ, HOME=str(tmp_path / "home"))
     env.pop("MAGIHOOK_CONFIG", None)
+    # An untrusted project file is not pinned: the snippet's --config would skip the trust check.
+    untrusted = subprocess.run([str(script), "adapt", "claude-code", "--print-settings"], cwd=tmp_path,
+                               env=env, capture_output=True, text=True, timeout=60)
+    assert (untrusted.returncode, untrusted.stdout) == (2, "")
+    assert untrusted.stderr == (
+        "magihook: ./.magi-code/settings.json is not trusted: review it and run `magihook trust`, "
+        "or name it with --config (see magihook --help)\n")
+    subprocess.run([str(script), "trust", ".magi-code/settings.json"], cwd=tmp_path, env=env,
+                   capture_output=True, check=True, timeout=60)
     done = subprocess.run([str(script), "adapt", "claude-code", "--print-settings"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (0, "")
@@ -1033,7 +1042,11 @@ def test_import_claude_code_settings(project):
     ]
     out = project / "magihook.json"
     out.write_text(result.stdout)
-    assert run_cli("validate", "--config", str(out)).returncode == 0
+    # The import carries the rejected command over (reported above); validate names it (issue 16).
+    checked = run_cli("validate", "--config", str(out))
+    assert (checked.returncode, checked.stderr) == (2, (
+        "magihook: %s: $.hooks.after_tool[0].command: preflight rejects this command on every "
+        "call (command contains '~'); put the logic in a script and configure its path\n" % out))
 
 
 def test_imported_guard_runs_under_adapt(project):

@@ -135,8 +135,10 @@ def test_discovery_order_first_found_wins(project, isolated_env):
     write_settings(project / ".magi-code", discovery_hooks(project, "toml"), "ignored.json")
     (project / ".magi-code" / "settings.toml").write_text(
         '[hooks]\nenabled = true\n[[hooks.before_tool]]\ncommand = "./mark-toml.sh"\n')
+    assert run_cli("trust", cwd=project).returncode == 0  # project files run once trusted
     run_cli("run", "--phase", "before_tool", event=bash_event(), cwd=project)
     write_settings(project / ".magi-code", discovery_hooks(project, "local"))
+    assert run_cli("trust", cwd=project).returncode == 0
     run_cli("run", "--phase", "before_tool", event=bash_event(), cwd=project)
     env_file = write_settings(project, discovery_hooks(project, "env"), "env.json")
     run_cli("run", "--phase", "before_tool", event=bash_event(), cwd=project,

@@ -114,7 +114,7 @@ def test_validate_with_no_file_anywhere_is_exit_2(tmp_path):
     result = run_cli("validate", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (2, (
         "magihook: no settings file found (looked at --config, $MAGIHOOK_CONFIG, "
-        "./.magi-code/ and ~/.magi-code/)\n"))
+        ".magi-code/ here and in the folders above, and ~/.magi-code/)\n"))
 
 
 def test_shipped_example_settings_are_valid():

@@ -187,6 +187,7 @@ def test_a_settings_file_created_mid_stream_is_discovered(project, streams):
     folder = project / ".magi-code"
     folder.mkdir()
     write_settings(folder, hooks_with("found"))
+    assert run_cli("trust", cwd=project).returncode == 0  # a project file needs trust
     assert labels(stream.send(bash_event())) == [("found", "started"), ("found", "success")]
     (folder / "settings.json").unlink()
     assert stream.send(bash_event())["events"] == []

@@ -114,6 +114,7 @@ def test_child_in_a_folder_with_its_own_settings_uses_the_parents(parent, tmp_pa
     assert sorted(p.name for p in (root / "sessions").iterdir()) == ["subagents"]
     # Control: without MAGIHOOK_CONFIG the child folder's own settings would win.
     env.pop("MAGIHOOK_CONFIG")
+    assert run_cli("trust", cwd=child, env=env).returncode == 0  # a project file needs trust
     run_cli("run", "--phase", "before_tool", event=bash_event(context=context), cwd=child,
             env=env)
     assert (child / "own-ran.txt").read_text() == "own\n"
