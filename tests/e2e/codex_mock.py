@@ -1,0 +1,185 @@
+"""Codex CLI against a scripted OpenAI Responses API (streaming SSE) on 127.0.0.1.
+
+``CodexModel`` answers ``POST /v1/responses``: the n-th request gets the n-th scripted turn (a
+list of output items: a tool call, then on the next request the final message), and every
+request is recorded.  ``run_codex`` runs ``codex exec`` headless in a scratch project with a
+scratch ``HOME`` and ``CODEX_HOME``: the custom provider points at the mock, and magihook is
+wired into ``$CODEX_HOME/hooks.json`` exactly as ``magihook adapt codex --print-settings``
+prints it.  Stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from mockmodel import MockModel, Request, send_json, send_sse
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = "gpt-5.5"  # a model Codex knows: an unknown one gets no apply_patch tool
+API_KEY_VARIABLE = "MAGIHOOK_E2E_MOCK_KEY"
+CODEX_CONFIG = """\
+model = "%(model)s"
+model_provider = "magihook-mock"
+
+[model_providers.magihook-mock]
+name = "magihook mock"
+base_url = "%(url)s/v1"
+wire_api = "responses"
+env_key = "%(key)s"
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+"""
+FINAL_TEXT = "All done."
+
+
+# --- output items the mock model sends -----------------------------------------------------------
+
+def shell_call(command: str, call_id: str = "call_shell_1") -> Dict[str, Any]:
+    """Codex's unified exec tool, as gpt-5.5 calls it (Codex hooks see it as `Bash`)."""
+    return {"type": "function_call", "name": "exec_command", "call_id": call_id,
+            "arguments": json.dumps({"cmd": command})}
+
+
+def patch_call(patch: str, call_id: str = "call_patch_1") -> Dict[str, Any]:
+    """Codex's freeform apply_patch tool: the patch text is the whole input."""
+    return {"type": "custom_tool_call", "name": "apply_patch", "call_id": call_id, "input": patch}
+
+
+def message(text: str = FINAL_TEXT) -> Dict[str, Any]:
+    return {"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": text}]}
+
+
+# --- the mock ----------------------------------------------------------------------------------
+
+class CodexModel(MockModel):
+    """Plays the Responses API: turn n of ``turns`` answers the n-th ``/responses`` request;
+    past the script, the final message again (so a retry never hangs the agent)."""
+
+    def __init__(self, turns: Sequence[Sequence[Dict[str, Any]]]) -> None:
+        super().__init__()
+        self.turns = [list(turn) for turn in turns] + [[message()]]
+        self.count = 0
+
+    def respond(self, handler: Any, request: Request) -> None:
+        if request.method != "POST" or not request.path.split("?")[0].endswith("/responses"):
+            send_json(handler, 404, {"error": {"message": "not scripted"}})
+            return
+        with self.lock:
+            number = self.count
+            self.count += 1
+        items = self.turns[min(number, len(self.turns) - 1)]
+        response_id = "resp_%d" % number
+        usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1,
+                 "output_tokens_details": None, "total_tokens": 2}
+        events = [("response.created", {"type": "response.created",
+                                         "response": {"id": response_id}})]
+        events += [("response.output_item.done", {"type": "response.output_item.done", "item": item})
+                   for item in items]
+        events.append(("response.completed", {"type": "response.completed",
+                                               "response": {"id": response_id, "usage": usage}}))
+        send_sse(handler, events, named=True)
+
+    # --- what the model was sent --------------------------------------------------------------
+    def model_requests(self) -> List[Dict[str, Any]]:
+        return [r.body for r in self.requests
+                if r.method == "POST" and r.path.split("?")[0].endswith("/responses")]
+
+    def inputs_after(self, number: int) -> List[Dict[str, Any]]:
+        """The input items of request `number` that request `number - 1` did not have."""
+        bodies = self.model_requests()
+        before = len(bodies[number - 1]["input"]) if number > 0 else 0
+        return bodies[number]["input"][before:]
+
+    def tool_output(self, call_id: str) -> Optional[str]:
+        """The output text Codex sent the model for one tool call (the last request's copy)."""
+        for body in reversed(self.model_requests()):
+            for item in body.get("input", []):
+                if item.get("type") in ("function_call_output", "custom_tool_call_output") and (
+                        item.get("call_id") == call_id):
+                    return _output_text(item.get("output"))
+        return None
+
+    def all_text(self) -> str:
+        """Every byte the model was sent, as text: for "never shown to the model" checks."""
+        return "\n".join(r.raw.decode("utf-8", "replace") for r in self.requests)
+
+
+def _output_text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):  # content items
+        return "".join(part.get("text", "") for part in output if isinstance(part, dict))
+    return json.dumps(output)
+
+
+def message_texts(item: Dict[str, Any]) -> str:
+    return "".join(part.get("text", "") for part in item.get("content", [])
+                   if isinstance(part, dict))
+
+
+# --- running codex exec ------------------------------------------------------------------------
+
+class CodexRun:
+    """One finished ``codex exec --json`` run: exit code, its JSONL events, stderr."""
+
+    def __init__(self, done: subprocess.CompletedProcess[str]) -> None:
+        self.returncode, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
+        self.events = [json.loads(line) for line in done.stdout.splitlines()
+                       if line.startswith("{")]
+
+    def items(self, kind: str) -> List[Dict[str, Any]]:
+        return [e["item"] for e in self.events
+                if e.get("type") == "item.completed" and e["item"].get("type") == kind]
+
+    def user_messages(self) -> List[str]:
+        """What Codex shows its user besides the agent's messages (hook warnings among them)."""
+        return [item.get("message", "") for item in self.items("error")]
+
+    def __repr__(self) -> str:
+        return "CodexRun(rc=%d, events=%r, stderr=%r)" % (
+            self.returncode, self.events, self.stderr[-2000:])
+
+
+def print_settings(config: Path) -> Dict[str, Any]:
+    """What `magihook adapt codex --print-settings --config CONFIG` prints, parsed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "magihook", "adapt", "codex", "--print-settings", "--config",
+         str(config)], capture_output=True, text=True, cwd=str(ROOT), timeout=60, check=True)
+    return json.loads(done.stdout)
+
+
+def agent_path() -> str:
+    """The PATH Codex is started with: the system's, without this venv (Codex must find
+    magihook from what --print-settings wrote, not from the test's PATH)."""
+    return os.path.dirname(sys.executable) + ":/usr/local/bin:/usr/bin:/bin"  # TEMP
+
+
+def run_codex(codex: Path, model: CodexModel, project: Path, scratch: Path, settings: Path,
+              prompt: str = "Do the task.", timeout: int = 180, json_output: bool = True) -> CodexRun:
+    """``codex exec`` in `project`, hooks wired from magihook's --print-settings."""
+    home, codex_home = scratch / "home", scratch / "codex-home"
+    for folder in (home, codex_home, project):
+        folder.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(CODEX_CONFIG % {
+        "model": MODEL, "url": model.url, "key": API_KEY_VARIABLE})
+    (codex_home / "hooks.json").write_text(json.dumps(print_settings(settings), indent=2))
+    env = {"PATH": agent_path(), "HOME": str(home), "CODEX_HOME": str(codex_home),
+           API_KEY_VARIABLE: "dummy-key-not-a-secret", "LANG": "C.UTF-8",
+           "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
+    command = [str(codex), "exec"] + (["--json"] if json_output else []) + [
+        "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+        "--dangerously-bypass-hook-trust", "-m", MODEL, prompt]
+    done = subprocess.run(
+        command, cwd=str(project), env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=timeout)
+    return CodexRun(done)

@@ -1,0 +1,243 @@
+"""Codex CLI (pinned @openai/codex, from npm) calling `magihook adapt codex` end to end.
+
+Each test scripts the mock Responses API with one tool call (or a few) and then a final answer,
+runs `codex exec` headless with magihook wired exactly as `--print-settings` prints it, and
+checks what happened on disk (did the tool run?), what Codex did with the turn, and what the
+model was sent.  The hooks are the shipped examples/ scripts or small scripts written here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from codex_mock import FINAL_TEXT, CodexModel, message, message_texts, patch_call, run_codex, shell_call
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+BLOCKED = "This tool call was blocked by local hook policy."
+STOPPED = "This turn was stopped by local hook policy."
+SECRET = "sk-" + "e2eA1b2C3d4E5f6G7h8"  # credential-shaped, matched by the write validator
+
+
+@pytest.fixture
+def codex(agent_cli):
+    return agent_cli("codex")
+
+
+@pytest.fixture
+def project(tmp_path):
+    """The folder Codex works in, with the shipped hook scripts under hooks/."""
+    folder = tmp_path / "project"
+    shutil.copytree(EXAMPLES / "hooks", folder / "hooks")
+    return folder
+
+
+def settings(tmp_path, **hooks):
+    """magihook settings outside the project (the model must never learn this path)."""
+    path = tmp_path / "magihook-settings" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"hooks": dict({"enabled": True}, **hooks)}))
+    return path
+
+
+def script(project, name, body):
+    path = project / "hooks" / name
+    path.write_text("#!/usr/bin/env bash\n" + body)
+    path.chmod(0o755)
+    return "./hooks/" + name
+
+
+def run(codex, tmp_path, project, config, *turns):
+    with CodexModel(turns) as model:
+        done = run_codex(codex, model, project, tmp_path / "scratch", config)
+    assert done.returncode == 0, done
+    return done, model
+
+
+def assert_finished(done, model, requests):
+    """The turn went on to the model's final answer after `requests` model calls."""
+    assert [item["text"] for item in done.items("agent_message")] == [FINAL_TEXT], done
+    assert len(model.model_requests()) == requests
+
+
+def assert_nothing_leaked(model, *secrets):
+    text = model.all_text()
+    for secret in secrets:
+        assert secret not in text
+
+
+def audit_records(project):
+    path = project / ".magi-hooks" / "tool-hooks.jsonl"
+    return [json.loads(line) for line in path.read_text().split("\n") if line.strip()]
+
+
+AUDIT = {"label": "audit", "command": "./hooks/audit-jsonl.sh", "payload": "full"}
+GATE = {"label": "block-dangerous-bash", "command": "./hooks/block-dangerous-bash.sh",
+        "payload": "full", "failure_policy": "block", "include_tools": ["bash"]}
+WRITE_GUARD = {"label": "trusted-write-validator", "command": "./hooks/write-validator.sh",
+               "payload": "full", "failure_policy": "block", "include_tools": ["write", "hash_edit"]}
+
+
+# --- block, allow, context ---------------------------------------------------------------------
+
+def test_block_keeps_the_sentinel_and_the_model_gets_the_sanitized_deny(codex, tmp_path, project):
+    (project / "keep").mkdir()
+    (project / "keep" / "sentinel").write_text("still here\n")
+    config = settings(tmp_path, before_tool=[GATE])
+    done, model = run(codex, tmp_path, project, config, [shell_call("rm -rf keep")], [message()])
+    assert (project / "keep" / "sentinel").read_text() == "still here\n"
+    assert done.items("command_execution") == []
+    output = model.tool_output("call_shell_1")
+    assert BLOCKED in output and output.startswith("Command blocked by PreToolUse hook")
+    assert_nothing_leaked(model, "blocked dangerous command pattern", "block-dangerous-bash",
+                          str(config))
+    assert_finished(done, model, 2)
+
+
+def test_allow_runs_the_tool_and_after_hooks_see_success_null(codex, tmp_path, project):
+    config = settings(tmp_path, before_tool=[AUDIT], after_tool=[AUDIT])
+    done, model = run(codex, tmp_path, project, config,
+                      [shell_call("echo allowed-output-7731 > made.txt; cat made.txt")], [message()])
+    assert (project / "made.txt").read_text() == "allowed-output-7731\n"
+    assert "allowed-output-7731" in model.tool_output("call_shell_1")
+    before, after = audit_records(project)
+    assert (before["phase"], before["tool"], before["request"]["command"]) == (
+        "before_tool", {"name": "bash", "call_id": "call_shell_1"},
+        "echo allowed-output-7731 > made.txt; cat made.txt")
+    assert before["context"]["cwd"] == str(project)
+    assert before["context"]["model_id"] == "gpt-5.5"
+    # Codex gives a shell call's hooks its output text only: whether it failed is unknown.
+    assert after["result"] == {"tool_name": "bash", "success": None,
+                               "content": "allowed-output-7731\n", "metadata": {}}
+    assert_finished(done, model, 2)
+
+
+def test_a_failed_command_is_not_reported_as_a_success(codex, tmp_path, project):
+    config = settings(tmp_path, after_tool=[AUDIT])
+    done, model = run(codex, tmp_path, project, config, [shell_call("ls no-such-file-e2e")],
+                      [message()])
+    assert "exited with code 2" in model.tool_output("call_shell_1")
+    (after,) = audit_records(project)
+    assert after["result"]["success"] is None
+    assert_finished(done, model, 2)
+
+
+def test_context_items_reach_the_next_model_request(codex, tmp_path, project):
+    memory = project / ".magi-hooks"
+    memory.mkdir()
+    (memory / "memory.txt").write_text("The build uses make, not npm (memo-5521).")
+    config = settings(tmp_path, after_tool=[{
+        "label": "memory-after", "command": "./hooks/memory-after.sh",
+        "provider_context_injection": True}])
+    done, model = run(codex, tmp_path, project, config, [shell_call("echo ran-4410")], [message()])
+    new = model.inputs_after(1)
+    kinds = [(item["type"], item.get("role")) for item in new]
+    carrying = [item for item in new if "memo-5521" in message_texts(item)]
+    assert len(carrying) == 1
+    # Codex sends additionalContext as a developer message, placed before the tool output.
+    assert carrying[0]["role"] == "developer"
+    assert kinds.index(("message", "developer")) < kinds.index(("function_call_output", None))
+    assert "ran-4410" in model.tool_output("call_shell_1")
+    assert_finished(done, model, 2)
+
+
+# --- write guard through apply_patch -----------------------------------------------------------
+
+def test_the_write_guard_covers_apply_patch(codex, tmp_path, project):
+    config = settings(tmp_path, before_tool=[WRITE_GUARD])
+    env_patch = "*** Begin Patch\n*** Add File: .env\n+DEBUG=1\n*** End Patch\n"
+    secret_patch = ("*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** Add File: config.py\n"
+                    "+TOKEN = '%s'\n*** End Patch\n" % SECRET)
+    fine_patch = "*** Begin Patch\n*** Add File: ok.txt\n+plain text\n*** End Patch\n"
+    done, model = run(codex, tmp_path, project, config,
+                      [patch_call(env_patch, "call_env")], [patch_call(secret_patch, "call_secret")],
+                      [patch_call(fine_patch, "call_fine")], [message()])
+    assert not (project / ".env").exists()
+    assert not (project / "config.py").exists() and not (project / "notes.txt").exists()
+    assert (project / "ok.txt").read_text() == "plain text\n"
+    assert BLOCKED in model.tool_output("call_env")
+    assert BLOCKED in model.tool_output("call_secret")
+    assert "Success" in model.tool_output("call_fine")
+    assert_nothing_leaked(model, "refusing", "trusted-write-validator")
+    assert_finished(done, model, 4)
+
+
+def test_affected_paths_name_the_files_a_patch_writes(codex, tmp_path, project):
+    (project / "old.txt").write_text("one\n")
+    config = settings(tmp_path, before_tool=[dict(AUDIT, include_tools=["hash_edit"])])
+    patch = ("*** Begin Patch\n*** Add File: sub/new.txt\n+new\n*** Update File: old.txt\n"
+             "@@\n-one\n+two\n*** End Patch\n")
+    done, model = run(codex, tmp_path, project, config, [patch_call(patch)], [message()])
+    assert (project / "old.txt").read_text() == "two\n"
+    (record,) = audit_records(project)
+    assert record["tool"]["name"] == "hash_edit"
+    assert record["request"]["input"] == patch
+    assert record["affected_paths"] == [
+        {"path": "sub/new.txt", "kind": "write_target", "source": "request.input"},
+        {"path": "old.txt", "kind": "write_target", "source": "request.input"}]
+    assert_finished(done, model, 2)
+
+
+# --- failures: fail before, fail after, broken settings, timeout under block -------------------
+
+def test_fail_before_a_tool_denies_it(codex, tmp_path, project):
+    config = settings(tmp_path, before_tool=[{
+        "label": "failing-guard", "command": script(project, "fails.sh", "exit 1\n"),
+        "failure_policy": "fail"}])
+    done, model = run(codex, tmp_path, project, config, [shell_call("touch made-by-tool")],
+                      [message()])
+    assert not (project / "made-by-tool").exists()
+    assert BLOCKED in model.tool_output("call_shell_1")
+    assert_nothing_leaked(model, "failing-guard")
+    # Codex cannot end the turn from PreToolUse: the model is told and answers.
+    assert_finished(done, model, 2)
+
+
+def test_fail_after_a_tool_replaces_its_output_but_the_turn_goes_on(codex, tmp_path, project):
+    config = settings(tmp_path, after_tool=[{
+        "label": "failing-after", "command": script(project, "fails.sh", "exit 1\n"),
+        "failure_policy": "fail"}])
+    done, model = run(codex, tmp_path, project, config,
+                      [shell_call("echo output-8812 > made.txt; cat made.txt")], [message()])
+    assert (project / "made.txt").exists()  # the tool ran
+    assert model.tool_output("call_shell_1") == STOPPED  # the real output never reaches it
+    assert_nothing_leaked(model, "failing-after")
+    assert_finished(done, model, 2)
+
+
+def test_a_broken_settings_file_fails_closed(codex, tmp_path, project):
+    config = tmp_path / "broken" / "settings.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"hooks": {"enabled": True, "before_tool": [
+        {"command": "./hooks/audit-jsonl.sh", "timeout": 5}]}}))
+    done, model = run(codex, tmp_path, project, config, [shell_call("touch made-by-tool")],
+                      [message()])
+    assert not (project / "made-by-tool").exists()
+    output = model.tool_output("call_shell_1")
+    assert output.startswith("Command blocked by PreToolUse hook")
+    assert_nothing_leaked(model, str(config), str(tmp_path), "timeout_seconds", "unknown key")
+    assert_finished(done, model, 2)
+
+
+def test_a_guard_that_times_out_under_block_denies_the_call(codex, tmp_path, project):
+    config = settings(tmp_path, before_tool=[{
+        "label": "slow-guard", "command": script(project, "slow.sh", "cat >/dev/null\nsleep 30\n"),
+        "failure_policy": "block", "timeout_seconds": 1}])
+    done, model = run(codex, tmp_path, project, config, [shell_call("touch made-by-tool")],
+                      [message()])
+    assert not (project / "made-by-tool").exists()
+    assert BLOCKED in model.tool_output("call_shell_1")
+    assert_nothing_leaked(model, "slow-guard")
+    assert_finished(done, model, 2)
+
+
+def test_a_warning_never_reaches_the_model(codex, tmp_path, project):
+    config = settings(tmp_path, before_tool=[{
+        "label": "flaky-audit", "command": script(project, "flaky.sh", "exit 1\n")}])
+    done, model = run(codex, tmp_path, project, config, [shell_call("echo ran-6620")], [message()])
+    assert "ran-6620" in model.tool_output("call_shell_1")
+    assert_nothing_leaked(model, "flaky-audit")
+    assert_finished(done, model, 2)
