@@ -161,7 +161,7 @@ def print_settings(config: Path) -> Dict[str, Any]:
 def agent_path() -> str:
     """The PATH Codex is started with: the system's, without this venv (Codex must find
     magihook from what --print-settings wrote, not from the test's PATH)."""
-    return os.path.dirname(sys.executable) + ":/usr/local/bin:/usr/bin:/bin"  # TEMP
+    return "/usr/local/bin:/usr/bin:/bin"
 
 
 def run_codex(codex: Path, model: CodexModel, project: Path, scratch: Path, settings: Path,
