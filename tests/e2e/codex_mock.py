@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,10 +44,10 @@ FINAL_TEXT = "All done."
 
 # --- output items the mock model sends -----------------------------------------------------------
 
-def shell_call(command: str, call_id: str = "call_shell_1") -> Dict[str, Any]:
+def shell_call(command: str, call_id: str = "call_shell_1", **arguments: Any) -> Dict[str, Any]:
     """Codex's unified exec tool, as gpt-5.5 calls it (Codex hooks see it as `Bash`)."""
     return {"type": "function_call", "name": "exec_command", "call_id": call_id,
-            "arguments": json.dumps({"cmd": command})}
+            "arguments": json.dumps(dict({"cmd": command}, **arguments))}
 
 
 def patch_call(patch: str, call_id: str = "call_patch_1") -> Dict[str, Any]:
@@ -63,11 +64,12 @@ def message(text: str = FINAL_TEXT) -> Dict[str, Any]:
 
 class CodexModel(MockModel):
     """Plays the Responses API: turn n of ``turns`` answers the n-th ``/responses`` request;
-    past the script, the final message again (so a retry never hangs the agent)."""
+    past the script, the final message again (so a retry never hangs the agent).  A turn is a
+    list of output items, or a function of the request body that returns one."""
 
-    def __init__(self, turns: Sequence[Sequence[Dict[str, Any]]]) -> None:
+    def __init__(self, turns: Sequence[Any]) -> None:
         super().__init__()
-        self.turns = [list(turn) for turn in turns] + [[message()]]
+        self.turns = [turn if callable(turn) else list(turn) for turn in turns] + [[message()]]
         self.count = 0
 
     def respond(self, handler: Any, request: Request) -> None:
@@ -78,6 +80,8 @@ class CodexModel(MockModel):
             number = self.count
             self.count += 1
         items = self.turns[min(number, len(self.turns) - 1)]
+        if callable(items):
+            items = items(request.body)
         response_id = "resp_%d" % number
         usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1,
                  "output_tokens_details": None, "total_tokens": 2}
@@ -164,9 +168,21 @@ def agent_path() -> str:
     return "/usr/local/bin:/usr/bin:/bin"
 
 
+def write_stdin_call(body: Dict[str, Any], chars: str, call_id: str = "call_stdin_1") -> Dict[str, Any]:
+    """Type `chars` into the exec session the last tool output names (an interactive shell)."""
+    outputs = [item["output"] for item in body["input"] if item.get("type") == "function_call_output"]
+    session = int(re.search(r"session ID ([0-9]+)", _output_text(outputs[-1])).group(1))
+    return {"type": "function_call", "name": "write_stdin", "call_id": call_id,
+            "arguments": json.dumps({"session_id": session, "chars": chars, "yield_time_ms": 1000})}
+
+
 def run_codex(codex: Path, model: CodexModel, project: Path, scratch: Path, settings: Path,
-              prompt: str = "Do the task.", timeout: int = 180, json_output: bool = True) -> CodexRun:
-    """``codex exec`` in `project`, hooks wired from magihook's --print-settings."""
+              prompt: str = "Do the task.", timeout: int = 180, json_output: bool = True,
+              bypass_hook_trust: bool = True) -> CodexRun:
+    """``codex exec`` in `project`, hooks wired from magihook's --print-settings.
+
+    `bypass_hook_trust=False` leaves out --dangerously-bypass-hook-trust: Codex then runs only
+    hooks the user trusted (in its TUI, /hooks), and a scratch CODEX_HOME trusts none."""
     home, codex_home = scratch / "home", scratch / "codex-home"
     for folder in (home, codex_home, project):
         folder.mkdir(parents=True, exist_ok=True)
@@ -177,8 +193,8 @@ def run_codex(codex: Path, model: CodexModel, project: Path, scratch: Path, sett
            API_KEY_VARIABLE: "dummy-key-not-a-secret", "LANG": "C.UTF-8",
            "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
     command = [str(codex), "exec"] + (["--json"] if json_output else []) + [
-        "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-        "--dangerously-bypass-hook-trust", "-m", MODEL, prompt]
+        "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"] + (
+        ["--dangerously-bypass-hook-trust"] if bypass_hook_trust else []) + ["-m", MODEL, prompt]
     done = subprocess.run(
         command, cwd=str(project), env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
         timeout=timeout)
