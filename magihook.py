@@ -1564,7 +1564,7 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
     for key in raw:
         if key not in CONTEXT_KEYS and key not in DIALECT_CONTEXT_KEYS and key != "timestamp":
             raise InputError("%s: unknown context key%s" % (
-                json_path(["context", key]), _did_you_mean(key, CONTEXT_KEYS)))
+                json_path(["context", key]), _did_you_mean(key, CONTEXT_KEYS + DIALECT_CONTEXT_KEYS)))
     context: Dict[str, Any] = {}
     for key in CONTEXT_KEYS + DIALECT_CONTEXT_KEYS:
         if key == "subagent":

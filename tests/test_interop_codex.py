@@ -113,6 +113,14 @@ def test_a_bad_permission_mode_is_a_clear_input_error(project):
         2, "", "magihook: $.context.permission_mode: expected a string, got an integer\n")
 
 
+def test_a_misspelled_permission_mode_is_named(project):
+    result = run_cli("run", "--phase", "before_tool",
+                     event=bash_event(context={"permision_mode": "plan"}), cwd=project)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "magihook: $.context.permision_mode: unknown context key "
+               "(did you mean 'permission_mode'?)\n")
+
+
 # --- apply_patch: the files a patch writes are affected_paths ----------------------------------
 
 def affected(project, patch, cwd=None):
