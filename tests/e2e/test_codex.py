@@ -302,20 +302,23 @@ def test_a_codex_dialect_hook_gets_what_codex_sends(codex, tmp_path, project):
     """A script written for Codex, run inside magihook, gets Codex's own stdin: its session and
     turn ids, transcript path, model and permission mode (not a made-up "default")."""
     capture = script(project, "codex-capture.sh", "cat >> codex-stdin.jsonl\necho >> codex-stdin.jsonl\n")
-    config = settings(tmp_path, before_tool=[{"label": "codex-script", "command": capture,
-                                              "dialect": "codex", "payload": "full"}])
+    hook = {"label": "codex-script", "command": capture, "dialect": "codex", "payload": "full"}
+    config = settings(tmp_path, before_tool=[hook], after_tool=[hook])
     done, model = run(codex, tmp_path, project, config, [shell_call("echo hi-1188")], [message()])
-    (got,) = [json.loads(line) for line in (project / "codex-stdin.jsonl").read_text().split("\n")
-              if line.strip()]
+    before, after = [json.loads(line) for line in
+                     (project / "codex-stdin.jsonl").read_text().split("\n") if line.strip()]
     thread = next(e["thread_id"] for e in done.events if e["type"] == "thread.started")
-    assert got["session_id"] == thread
-    assert got["permission_mode"] == "bypassPermissions"  # --dangerously-bypass-approvals-...
-    assert got["turn_id"] not in ("", "turn-0")
-    assert got["transcript_path"].startswith(str(tmp_path / "scratch" / "codex-home" / "sessions"))
-    assert (got["cwd"], got["hook_event_name"], got["model"]) == (str(project), "PreToolUse", "gpt-5.5")
-    assert (got["tool_name"], got["tool_input"], got["tool_use_id"]) == (
+    assert before["session_id"] == thread
+    assert before["permission_mode"] == "bypassPermissions"  # --dangerously-bypass-approvals-...
+    assert before["turn_id"] not in ("", "turn-0")
+    assert before["transcript_path"].startswith(str(tmp_path / "scratch" / "codex-home" / "sessions"))
+    assert (before["cwd"], before["hook_event_name"], before["model"]) == (
+        str(project), "PreToolUse", "gpt-5.5")
+    assert (before["tool_name"], before["tool_input"], before["tool_use_id"]) == (
         "Bash", {"command": "echo hi-1188"}, "call_shell_1")
-    assert sorted(got) == sorted(["session_id", "turn_id", "transcript_path", "cwd",
-                                  "hook_event_name", "model", "permission_mode", "tool_name",
-                                  "tool_input", "tool_use_id"])
+    assert sorted(before) == sorted(["session_id", "turn_id", "transcript_path", "cwd",
+                                     "hook_event_name", "model", "permission_mode", "tool_name",
+                                     "tool_input", "tool_use_id"])
+    # After the tool: the same, and Codex's tool_response (the output text alone).
+    assert after == dict(before, hook_event_name="PostToolUse", tool_response="hi-1188\n")
     assert_finished(done, model, 2)
