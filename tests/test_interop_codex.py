@@ -59,6 +59,23 @@ def test_codex_results_say_success_only_when_codex_does(project, tool, response,
     assert got["content"] == response
 
 
+@pytest.mark.parametrize("response,success,content", [
+    ({"success": False, "output": "x"}, False, '{"success":false,"output":"x"}'),
+    ({"output": "x"}, None, '{"output":"x"}'),
+    (["a", 1], None, '["a",1]'),
+    (7, None, "7"),
+    (True, None, "true"),
+])
+def test_other_codex_responses_are_json_text_and_unknown_unless_they_say(project, response,
+                                                                          success, content):
+    settings = magihook_capture(project, "after_tool")
+    result = adapt("codex", project, real_codex_stdin(project, "Bash", {"command": "ls"},
+                                                      "PostToolUse", tool_response=response), settings)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    got = captured(project)[0]["stdin"]["result"]
+    assert (got["success"], got["content"]) == (success, content)
+
+
 def test_after_log_example_writes_na_for_an_unknown_status(project):
     shutil.copy2(EXAMPLES / "hooks" / "after-log.sh", project / "after-log.sh")
     settings = config(project, after_tool=[{"label": "log", "command": "./after-log.sh"}])
