@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -38,6 +40,18 @@ plugins = false
 
 [analytics]
 enabled = false
+"""
+# The TUI asks nothing before the turn: the project is trusted, and the model notices that a
+# fresh CODEX_HOME would show (a newer model, a model migration) count as seen.
+TUI_CONFIG = """
+[projects."%(project)s"]
+trust_level = "trusted"
+
+[tui.model_availability_nux]
+"gpt-6.1-sol" = 1
+
+[notice.model_migrations]
+"gpt-5.5" = "gpt-6-sol"
 """
 FINAL_TEXT = "All done."
 
@@ -176,6 +190,46 @@ def write_stdin_call(body: Dict[str, Any], chars: str, call_id: str = "call_stdi
             "arguments": json.dumps({"session_id": session, "chars": chars, "yield_time_ms": 1000})}
 
 
+def _scratch(model: MockModel, project: Path, scratch: Path, settings: Path,
+             extra_config: str = "") -> Dict[str, str]:
+    """CODEX_HOME (config.toml, hooks.json from --print-settings) and HOME in `scratch`: the
+    environment Codex runs in."""
+    home, codex_home = scratch / "home", scratch / "codex-home"
+    for folder in (home, codex_home, project):
+        folder.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(CODEX_CONFIG % {
+        "model": MODEL, "url": model.url, "key": API_KEY_VARIABLE} + extra_config)
+    (codex_home / "hooks.json").write_text(json.dumps(print_settings(settings), indent=2))
+    return {"PATH": agent_path(), "HOME": str(home), "CODEX_HOME": str(codex_home),
+            API_KEY_VARIABLE: "dummy-key-not-a-secret", "LANG": "C.UTF-8",
+            "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
+
+
+def run_codex_tui(codex: Path, model: CodexModel, project: Path, scratch: Path, settings: Path,
+                  prompt: str = "Do the task.", deadline: float = 120) -> str:
+    """The interactive Codex in a detached tmux (its own server socket), until the model's final
+    answer is on screen: the screen's text.  What the user of the TUI sees."""
+    env = _scratch(model, project, scratch, settings, TUI_CONFIG % {"project": project})
+    env["TERM"] = "xterm-256color"
+    command = "env -i %s %s --dangerously-bypass-approvals-and-sandbox " \
+              "--dangerously-bypass-hook-trust -m %s %s" % (
+                  " ".join(shlex.quote("%s=%s" % item) for item in sorted(env.items())),
+                  shlex.quote(str(codex)), MODEL, shlex.quote(prompt))
+    tmux = ["tmux", "-L", "magihook-e2e-%d" % os.getpid()]
+    subprocess.run(tmux + ["new-session", "-d", "-s", "codex", "-x", "250", "-y", "60", "-c",
+                           str(project), command], check=True, timeout=30)
+    try:
+        end = time.monotonic() + deadline
+        while True:  # the screen is the event: poll it until the answer is drawn
+            screen = subprocess.run(tmux + ["capture-pane", "-p", "-t", "codex", "-S", "-500"],
+                                    capture_output=True, text=True, timeout=30).stdout
+            if "• " + FINAL_TEXT in screen or time.monotonic() > end:
+                return screen
+            time.sleep(0.2)
+    finally:
+        subprocess.run(tmux + ["kill-server"], capture_output=True, timeout=30)
+
+
 def run_codex(codex: Path, model: CodexModel, project: Path, scratch: Path, settings: Path,
               prompt: str = "Do the task.", timeout: int = 180, json_output: bool = True,
               bypass_hook_trust: bool = True) -> CodexRun:
@@ -183,15 +237,7 @@ def run_codex(codex: Path, model: CodexModel, project: Path, scratch: Path, sett
 
     `bypass_hook_trust=False` leaves out --dangerously-bypass-hook-trust: Codex then runs only
     hooks the user trusted (in its TUI, /hooks), and a scratch CODEX_HOME trusts none."""
-    home, codex_home = scratch / "home", scratch / "codex-home"
-    for folder in (home, codex_home, project):
-        folder.mkdir(parents=True, exist_ok=True)
-    (codex_home / "config.toml").write_text(CODEX_CONFIG % {
-        "model": MODEL, "url": model.url, "key": API_KEY_VARIABLE})
-    (codex_home / "hooks.json").write_text(json.dumps(print_settings(settings), indent=2))
-    env = {"PATH": agent_path(), "HOME": str(home), "CODEX_HOME": str(codex_home),
-           API_KEY_VARIABLE: "dummy-key-not-a-secret", "LANG": "C.UTF-8",
-           "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
+    env = _scratch(model, project, scratch, settings)
     command = [str(codex), "exec"] + (["--json"] if json_output else []) + [
         "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"] + (
         ["--dangerously-bypass-hook-trust"] if bypass_hook_trust else []) + ["-m", MODEL, prompt]

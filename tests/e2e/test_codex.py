@@ -9,6 +9,7 @@ model was sent.  The hooks are the shipped examples/ scripts or small scripts wr
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from codex_mock import (
     message_texts,
     patch_call,
     run_codex,
+    run_codex_tui,
     shell_call,
     write_stdin_call,
 )
@@ -322,3 +324,44 @@ def test_a_codex_dialect_hook_gets_what_codex_sends(codex, tmp_path, project):
     # After the tool: the same, and Codex's tool_response (the output text alone).
     assert after == dict(before, hook_event_name="PostToolUse", tool_response="hi-1188\n")
     assert_finished(done, model, 2)
+
+
+# --- what the user of the TUI sees -------------------------------------------------------------
+
+@pytest.fixture
+def tmux():
+    if shutil.which("tmux") is None:
+        if os.environ.get("CI"):
+            pytest.fail("e2e under CI cannot run: tmux not on PATH", pytrace=False)
+        pytest.skip("E2E SKIPPED: tmux not on PATH (the Codex TUI tests drive it in tmux)")
+
+
+def tui(codex, tmp_path, project, config, *turns):
+    with CodexModel(turns) as model:
+        screen = run_codex_tui(codex, model, project, tmp_path / "scratch", config)
+    assert "• " + FINAL_TEXT in screen, screen
+    return screen, model
+
+
+def test_a_warning_reaches_the_user_in_the_tui_and_never_the_model(codex, tmux, tmp_path, project):
+    config = settings(tmp_path, before_tool=[{
+        "label": "flaky-audit", "command": script(project, "flaky.sh", "exit 1\n")}])
+    screen, model = tui(codex, tmp_path, project, config, [shell_call("touch made-by-tool")],
+                        [message()])
+    assert (project / "made-by-tool").exists()
+    assert ("Hook · magihook: hook flaky-audit (before_tool #0, bash) failed: exit: hook exited "
+            "with status 1") in screen
+    assert_nothing_leaked(model, "flaky-audit")
+
+
+def test_a_broken_settings_file_is_explained_to_the_user_only(codex, tmux, tmp_path, project):
+    config = tmp_path / "broken" / "settings.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"hooks": {"enabled": True, "timeout": 5}}))
+    screen, model = tui(codex, tmp_path, project, config, [shell_call("touch made-by-tool")],
+                        [message()])
+    assert not (project / "made-by-tool").exists()
+    # The TUI draws the deny as "• Blocked by hook", the systemMessage, then the reason.
+    assert "Blocked by hook" in screen
+    assert "magihook: %s: $.hooks.timeout: unknown key 'timeout'" % config in screen
+    assert_nothing_leaked(model, str(config.parent), "unknown key")
