@@ -2548,6 +2548,7 @@ def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[st
     if isinstance(patch, str):
         # A patch names the files it adds, updates, moves to or deletes in its own header lines
         # (structured, like request.path): a write guard must see them.  The first ones only.
+        # The format is Codex's apply_patch, which Interop also writes for other agents' edits.
         for path in _patch_files(patch, AFFECTED_PATHS_MAX_ENTRIES):
             named.setdefault(path, "request.input")
     entries: List[Dict[str, str]] = []
