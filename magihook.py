@@ -4967,13 +4967,32 @@ _IMPORT_DROPPED_KEYS = MappingProxyType({
 })
 
 
-def import_claude_code(document: Mapping[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+@record(frozen=True)
+class ImportOptions:
+    """Where `import` may write the scripts it generates (None: it writes none and reports the
+    command instead), and the folder `${CLAUDE_PLUGIN_ROOT}` names (a plugin's hooks.json)."""
+
+    scripts_dir: Optional[str] = None
+    plugin_root: Optional[str] = None
+
+
+_PLUGIN_ROOT_VARIABLE = re.compile(r"\$(?:\{CLAUDE_PLUGIN_ROOT\}|CLAUDE_PLUGIN_ROOT(?![A-Za-z0-9_]))")
+# Claude Code runs a command hook with `/bin/sh -c COMMAND` (measured, 2.1.197).
+_CLAUDE_HOOK_SHELL = "/bin/sh"
+_CLAUDE_HOOK_TIMEOUT_SECONDS = 600  # Claude Code's default for a command hook
+
+
+def import_claude_code(document: Mapping[str, Any],
+                       options: Optional[ImportOptions] = None) -> Tuple[Dict[str, Any], List[str]]:
     """A Claude Code settings document as magihook settings, and what was not carried over.
 
     Each `command` handler of PreToolUse / PostToolUse becomes a claude-code dialect hook
     (payload full, failure_policy warn as Claude's non-blocking errors, after hooks injecting).
+    A command preflight would reject, or one naming `${CLAUDE_PLUGIN_ROOT}`, becomes a script
+    in `options.scripts_dir` that runs the same text the same way, so a guard still blocks.
     Report lines name the JSON path and never quote a command.
     """
+    options = options if options is not None else ImportOptions()
     hooks: Dict[str, Any] = {"enabled": True, "before_tool": [], "after_tool": []}
     report: List[str] = []
     section = document.get("hooks")
@@ -4991,12 +5010,16 @@ def import_claude_code(document: Mapping[str, Any]) -> Tuple[Dict[str, Any], Lis
         else:
             for index, group in enumerate(groups):
                 hooks[phase].extend(_import_group(phase, event_name, index, group, path + [index],
-                                                  report))
+                                                  report, options))
+    if hooks["before_tool"]:
+        report.append("$.hooks.PreToolUse: a call whose hook stdin would pass %d bytes cannot be "
+                      "given to these hooks (no payload_ref for a dialect hook); it goes through "
+                      "with a warning" % STDIN_MAX_BYTES)
     return {"hooks": hooks}, report
 
 
 def _import_group(phase: str, event_name: str, index: int, group: Any, path: List[Any],
-                  report: List[str]) -> List[Dict[str, Any]]:
+                  report: List[str], options: ImportOptions) -> List[Dict[str, Any]]:
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         report.append("%s: expected an object with a hooks array; not carried over" % json_path(path))
         return []
@@ -5009,7 +5032,7 @@ def _import_group(phase: str, event_name: str, index: int, group: Any, path: Lis
     imported = []
     for number, handler in enumerate(group["hooks"]):
         label = "claude-code %s %d.%d" % (event_name, index, number)
-        hook = _import_handler(phase, label, handler, path + ["hooks", number], report)
+        hook = _import_handler(phase, label, handler, path + ["hooks", number], report, options)
         if hook is not None:
             if tools:
                 hook["include_tools"] = tools
@@ -5042,9 +5065,7 @@ def _matcher_tools(matcher: Any, path: List[Any], report: List[str]) -> Optional
 
 
 def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
-                    report: List[str]) -> Optional[Dict[str, Any]]:
-    import math
-
+                    report: List[str], options: ImportOptions) -> Optional[Dict[str, Any]]:
     if not isinstance(handler, dict):
         report.append("%s: expected an object; not carried over" % json_path(path))
         return None
@@ -5057,27 +5078,109 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
     if not isinstance(command, str) or not command.strip():
         report.append("%s: missing command; not carried over" % json_path(path + ["command"]))
         return None
+    timeout = _import_timeout(phase, handler.get("timeout"), path + ["timeout"], report)
+    command = _import_command(label, command, path + ["command"], report, options)
+    if command is None:
+        return None
     hook: Dict[str, Any] = {"label": label, "command": command, "dialect": "claude-code",
-                            "payload": "full", "failure_policy": "warn", "timeout_seconds": 60}
+                            "payload": "full", "failure_policy": "warn", "timeout_seconds": timeout}
     if phase != "before_tool":
         hook["provider_context_injection"] = True
-    timeout = handler.get("timeout")
-    if _is_number(timeout) and math.isfinite(timeout):
-        hook["timeout_seconds"] = min(60, max(1, int(math.ceil(timeout))))
-        if hook["timeout_seconds"] != timeout:
-            report.append("%s: %g s became %d s (magihook allows 1 to 60)" % (
-                json_path(path + ["timeout"]), timeout, hook["timeout_seconds"]))
-    rejection = preflight_rejection(
-        expand_variables(command, _PROJECT_DIR_VARIABLES["claude-code"], "/project"), True)
-    if rejection is not None:
-        report.append("%s: magihook's preflight will reject it (%s); move the logic into a script"
-                      % (json_path(path + ["command"]), rejection))
     for key in handler:
         if key not in ("type", "command", "timeout"):
             reason = _IMPORT_DROPPED_KEYS.get(key)
             report.append("%s: not carried over%s" % (json_path(path + [key]),
                                                        "; " + reason if reason else ""))
     return hook
+
+
+def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]) -> int:
+    """magihook's 1-60 s for Claude's timeout.  A guard stopped by its timeout lets the call
+    through (in Claude Code too), so a before_tool hook that may now be stopped sooner is
+    reported."""
+    import math
+
+    given = _is_number(timeout) and math.isfinite(timeout)
+    seconds = min(60, max(1, int(math.ceil(timeout)))) if given else 60
+    if given and seconds != timeout:
+        report.append("%s: %g s became %d s (magihook allows 1 to 60)%s" % (
+            json_path(path), timeout, seconds,
+            "; a guard stopped by it lets the call through" if seconds < timeout and
+            phase == "before_tool" else ""))
+    elif not given and phase == "before_tool":
+        report.append("%s: none, so 60 s (Claude Code waits %d s); a guard stopped by it lets "
+                      "the call through" % (json_path(path), _CLAUDE_HOOK_TIMEOUT_SECONDS))
+    return seconds
+
+
+def _import_command(label: str, command: str, path: List[Any], report: List[str],
+                    options: ImportOptions) -> Optional[str]:
+    """The command the imported hook runs: the same text, or a generated script running it
+    when preflight would reject it or it names ${CLAUDE_PLUGIN_ROOT}; None if not carried over."""
+    plugin = _PLUGIN_ROOT_VARIABLE.search(command) is not None
+    if plugin and options.plugin_root is None:
+        report.append("%s: uses ${CLAUDE_PLUGIN_ROOT}; not carried over (pass --plugin-root DIR, "
+                      "the plugin's folder)" % json_path(path))
+        return None
+    rejection = preflight_rejection(
+        expand_variables(command, _PROJECT_DIR_VARIABLES["claude-code"], "/project"), True)
+    if rejection is None and not plugin:
+        return command
+    if options.scripts_dir is None:
+        report.append("%s: magihook's preflight will reject it (%s); move the logic into a script"
+                      % (json_path(path), rejection or "command contains '$'"))
+        return command
+    script, hook_command = write_import_script(options, label, command, json_path(path))
+    report.append("%s: %s, so it runs from the generated script %s" % (
+        json_path(path), "preflight would reject it (%s)" % rejection if rejection
+        else "it uses ${CLAUDE_PLUGIN_ROOT}", script))
+    return hook_command
+
+
+def write_import_script(options: ImportOptions, label: str, command: str,
+                        where: str) -> Tuple[str, str]:
+    """A script (0700) that runs `command` as Claude Code does, stdin and exit status passed
+    through: (its absolute path, the hook command running it).  Claude Code's variables stay
+    variables: magihook sets CLAUDE_PROJECT_DIR for a claude-code hook, the script sets
+    CLAUDE_PLUGIN_ROOT."""
+    import shlex
+
+    folder = os.path.abspath(options.scripts_dir or ".")
+    path = os.path.join(folder, re.sub(r"[^A-Za-z0-9.-]+", "-", label) + ".sh")
+    hook_command = shell_quote_checked(path)
+    lines = ["#!" + _CLAUDE_HOOK_SHELL,
+             "# Generated by `magihook import claude-code` from %s." % where,
+             "# Claude Code runs that command with %s -c; this script runs the same text."
+             % _CLAUDE_HOOK_SHELL]
+    if options.plugin_root is not None:
+        lines.append("CLAUDE_PLUGIN_ROOT=%s" % shlex.quote(os.path.abspath(options.plugin_root)))
+        lines.append("export CLAUDE_PLUGIN_ROOT")
+    text = "\n".join(lines) + "\n" + command + "\n"
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        # No following a link planted where the script goes: it would overwrite the link's target.
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                             | getattr(os, "O_NOFOLLOW", 0), 0o700)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            if hasattr(os, "fchmod"):  # an older script of the same name keeps no wider mode
+                os.fchmod(handle.fileno(), 0o700)
+    except OSError as exc:
+        raise MagihookError("%s: cannot write the generated script (%s)"
+                            % (path, _errno_name(exc))) from None
+    return path, hook_command
+
+
+def shell_quote_checked(path: str) -> str:
+    """A generated script's path as a hook command that preflight accepts."""
+    import shlex
+
+    command = shlex.quote(path)
+    rejection = preflight_rejection(command, True)
+    if rejection is not None:
+        raise UsageError("the scripts folder %s cannot be a hook command (%s); choose another with "
+                         "--scripts DIR" % (os.path.dirname(path), rejection))
+    return command
 
 
 # =================================================================================================
@@ -5094,7 +5197,7 @@ usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
        magihook replay SESSION.jsonl [--config PATH] [--json]
        magihook adapt claude-code|codex|gemini [--config PATH] [--session PATH]
        magihook adapt claude-code|codex|gemini --print-settings [--config PATH]
-       magihook import claude-code SETTINGS.json
+       magihook import claude-code SETTINGS.json [--scripts DIR] [--plugin-root DIR]
        magihook --version"""
 
 # Per command: option -> True when it takes a value, False for a flag; and positional count.
@@ -5106,7 +5209,7 @@ COMMAND_OPTIONS = MappingProxyType({
     "schema": ({}, 0),
     "replay": ({"--config": True, "--json": False}, 1),
     "adapt": ({"--config": True, "--session": True, "--print-settings": False}, 1),
-    "import": ({}, 2),
+    "import": ({"--scripts": True, "--plugin-root": True}, 2),
 })
 
 
@@ -5458,12 +5561,20 @@ def print_settings_config(config: Optional[str]) -> str:
     return os.path.abspath(path)
 
 
+IMPORT_SCRIPTS_DIR = os.path.join(".magi-code", "imported-hooks")
+
+
 def cli_import(options: Mapping[str, Any], out: Output) -> int:
-    """A Claude Code settings file's hooks as magihook settings on stdout; the report on stderr."""
+    """A Claude Code settings file's hooks as magihook settings on stdout; the report on stderr.
+    Scripts it generates go in --scripts (default .magi-code/imported-hooks here)."""
     agent, path = options["args"]
     if agent != "claude-code":
         raise UsageError("import reads claude-code settings only, not %r" % agent)
-    converted, report = import_claude_code(read_settings_document(path))
+    plugin_root = options.get("--plugin-root")
+    if plugin_root is not None and not os.path.isdir(plugin_root):
+        raise UsageError("--plugin-root %s: not a folder" % plugin_root)
+    converted, report = import_claude_code(read_settings_document(path), ImportOptions(
+        options.get("--scripts", IMPORT_SCRIPTS_DIR), plugin_root))
     settings_from_document(converted)  # what we print must load
     for line in report:
         out.error("magihook import: " + line)

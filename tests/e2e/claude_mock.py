@@ -2,7 +2,7 @@
 
 The model's script is a list of tool calls: a request of the agent's conversation (one that
 offers tools) that holds n tool results gets the n-th call, then a final text answer.  Any
-other request (a title, a quota probe, `HEAD /`) gets a short text or an empty 200.
+other request (a title, a quota probe, `HEAD /`) gets the final text or an empty 200.
 """
 
 from __future__ import annotations
@@ -144,10 +144,6 @@ class Run:
                     shown.append(attachment.get("content"))
         return shown
 
-    def hook_events(self) -> List[Dict[str, Any]]:
-        return [event for event in self.events if event.get("type") == "system"
-                and str(event.get("subtype", "")).startswith("hook")]
-
     def final(self) -> Optional[Dict[str, Any]]:
         return next((event for event in reversed(self.events) if event.get("type") == "result"),
                     None)
@@ -163,6 +159,9 @@ def run_claude(claude: Path, project: Path, home: Path, model: ClaudeModel, prom
     """`claude -p` headless in `project`, against `model`, with a scratch HOME."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("ANTHROPIC_", "CLAUDE", "MAGIHOOK_"))}
+    # No magihook on the agent's PATH: the wiring must name it by its absolute path.
+    env["PATH"] = os.pathsep.join(folder for folder in env.get("PATH", "").split(os.pathsep)
+                                  if folder and not os.path.exists(os.path.join(folder, "magihook")))
     env.update(HOME=str(home), ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-ant-dummy",
                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
                DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1")

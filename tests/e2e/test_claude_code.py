@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -255,3 +257,37 @@ def test_failed_tool_reaches_after_hooks_with_success_false(claude, scratch):
     assert "PostToolUseFailure:Bash hook additional context: Relevant bounded memory" in request_text(
         run.model.conversation()[-1].body)
 
+
+
+# --- import: a Claude Code hook keeps its meaning inside magihook --------------------------------
+
+ENV_ONE_LINER = ("jq -r '.tool_input.file_path // empty' | { read -r f; case \"$f\" in *.env) "
+                 "echo \"Blocked: $f\" >&2; exit 2;; esac; }")
+
+
+def test_an_imported_one_liner_blocks_as_it_does_in_claude_code(claude, scratch):
+    claude_hooks = {"hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [
+        {"type": "command", "command": ENV_ONE_LINER, "timeout": 10}]}]}}
+    calls = [("Write", {"file_path": str(scratch / ".env"), "content": "KEY=1\n"}),
+             ("Write", {"file_path": str(scratch / "notes.txt"), "content": "fine\n"})]
+    # Natively, Claude Code blocks the .env write with the hook's stderr.
+    (scratch / ".claude" / "settings.json").write_text(json.dumps(claude_hooks))
+    native = go(claude, scratch, calls)
+    assert not (scratch / ".env").exists() and (scratch / "notes.txt").exists()
+    assert [error for _, error in seen(native)[0]] == [True, False]
+    (scratch / "notes.txt").unlink()
+    # Imported, it runs from a generated script, and blocks the same call.
+    source = scratch.parent / "claude-hooks.json"
+    source.write_text(json.dumps(claude_hooks))
+    done = subprocess.run([sys.executable, str(ROOT / "magihook.py"), "import", "claude-code",
+                           str(source)], cwd=str(scratch), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "so it runs from the generated script" in done.stderr
+    wire(scratch, {}, raw=done.stdout)
+    imported = go(claude, scratch, calls)
+    assert not (scratch / ".env").exists() and (scratch / "notes.txt").exists()
+    results = seen(imported)[0]
+    assert [results[0], results[1][1]] == [(BLOCKED, True), False]
+    # The hook's stderr (what Claude Code natively hands the model) stays out.
+    assert "Blocked: %s" % (scratch / ".env") in request_text(native.model.conversation()[-1].body)
+    assert "Blocked: " not in request_text(imported.model.conversation()[-1].body)
