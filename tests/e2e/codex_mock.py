@@ -183,11 +183,12 @@ def agent_path() -> str:
 
 
 def write_stdin_call(body: Dict[str, Any], chars: str, call_id: str = "call_stdin_1") -> Dict[str, Any]:
-    """Type `chars` into the exec session the last tool output names (an interactive shell)."""
+    """Type `chars` into the exec session the last tool output names (an interactive shell).
+    Codex collects the session's output for yield_time_ms: generous, for a busy machine."""
     outputs = [item["output"] for item in body["input"] if item.get("type") == "function_call_output"]
     session = int(re.search(r"session ID ([0-9]+)", _output_text(outputs[-1])).group(1))
     return {"type": "function_call", "name": "write_stdin", "call_id": call_id,
-            "arguments": json.dumps({"session_id": session, "chars": chars, "yield_time_ms": 1000})}
+            "arguments": json.dumps({"session_id": session, "chars": chars, "yield_time_ms": 3000})}
 
 
 def _scratch(model: MockModel, project: Path, scratch: Path, settings: Path,
