@@ -222,7 +222,7 @@ def run_codex_tui(codex: Path, model: CodexModel, project: Path, scratch: Path, 
     try:
         end = time.monotonic() + deadline
         while True:  # the screen is the event: poll it until the answer is drawn
-            screen = subprocess.run(tmux + ["capture-pane", "-p", "-t", "codex", "-S", "-500"],
+            screen = subprocess.run(tmux + ["capture-pane", "-p", "-J", "-t", "codex", "-S", "-500"],
                                     capture_output=True, text=True, timeout=30).stdout
             if "• " + FINAL_TEXT in screen or time.monotonic() > end:
                 return screen
