@@ -228,7 +228,11 @@ def run_codex_tui(codex: Path, model: CodexModel, project: Path, scratch: Path, 
                 return screen
             time.sleep(0.2)
     finally:
+        socket = subprocess.run(tmux + ["display-message", "-p", "#{socket_path}"],
+                                capture_output=True, text=True, timeout=30).stdout.strip()
         subprocess.run(tmux + ["kill-server"], capture_output=True, timeout=30)
+        if socket and os.path.exists(socket):  # kill-server leaves its socket file behind
+            os.unlink(socket)
 
 
 def run_codex(codex: Path, model: CodexModel, project: Path, scratch: Path, settings: Path,
