@@ -171,6 +171,8 @@ EVENT_MAX_DEPTH = 256
 EVENT_MAX_INT_DIGITS = 4300
 SETTINGS_MAX_BYTES = 1024 * 1024
 AFFECTED_PATH_MAX_CHARS = 4096
+# A patch (hash_edit `input`) may name many files; affected_paths stays bounded.
+AFFECTED_PATHS_MAX_ENTRIES = 64
 
 BLOCKED_CONTENT = "This tool call was blocked by local hook policy."
 REDACTED_TOOL_OUTPUT = "<redacted:tool-output>"
@@ -210,6 +212,9 @@ CONTEXT_KEYS = (
     "invocation_mode", "turn_id", "message_id", "subagent",
 )
 INVOCATION_MODES = ("print", "shell", "mission_control", "subagent")
+# Context keys in an agent's own words, for that agent's dialect hooks only: they are not part of
+# the spec's payload context, so magihook's own hooks never see them.
+DIALECT_CONTEXT_KEYS = ("permission_mode",)
 
 
 # =================================================================================================
@@ -1773,11 +1778,11 @@ def _message_event(phase: str, document: Mapping[str, Any], context: Dict[str, A
 def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
     raw = _expect(raw, dict, ["context"], "an object", nullable=True) or {}
     for key in raw:
-        if key not in CONTEXT_KEYS and key != "timestamp":
+        if key not in CONTEXT_KEYS and key not in DIALECT_CONTEXT_KEYS and key != "timestamp":
             raise InputError("%s: unknown context key%s" % (
-                json_path(["context", key]), _did_you_mean(key, CONTEXT_KEYS)))
+                json_path(["context", key]), _did_you_mean(key, CONTEXT_KEYS + DIALECT_CONTEXT_KEYS)))
     context: Dict[str, Any] = {}
-    for key in CONTEXT_KEYS:
+    for key in CONTEXT_KEYS + DIALECT_CONTEXT_KEYS:
         if key == "subagent":
             context[key] = _expect(raw.get(key, False), bool, ["context", key], "a boolean")
         else:
@@ -2743,19 +2748,33 @@ def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
 
 
 def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[str, str]]:
-    """The spec's allowlisted `affected_paths`: only `request.path` of file tools, only if safe.
+    """The spec's allowlisted `affected_paths`: `request.path` of file tools and, for hash_edit,
+    the files its patch (`request.input`) names, each only if safe.
 
     In redacted mode a path that holds a credential-shaped substring is left out, as it is
     scrubbed from `request.path`.
     """
     kind = {"read": "read_target", "ffgrep": "read_target", "write": "write_target",
             "hash_edit": "write_target"}.get(event.tool_name)
-    path = event.request.get("path") if kind else None
-    if not isinstance(path, str) or not _is_contained_path(path, event.context["cwd"]):
+    if kind is None:
         return []
-    if payload_mode == "redacted" and redact_credentials(path) != path:
-        return []
-    return [{"path": path, "kind": kind, "source": "request.path"}]
+    path = event.request.get("path")
+    named = {path: "request.path"} if isinstance(path, str) else {}
+    patch = event.request.get("input") if event.tool_name == "hash_edit" else None
+    if isinstance(patch, str):
+        # A patch names the files it adds, updates, moves to or deletes in its own header lines
+        # (structured, like request.path): a write guard must see them.  The first ones only.
+        # The format is Codex's apply_patch, which Interop also writes for other agents' edits.
+        for path in _patch_files(patch, AFFECTED_PATHS_MAX_ENTRIES):
+            named.setdefault(path, "request.input")
+    entries: List[Dict[str, str]] = []
+    for path, source in named.items():
+        if not _is_contained_path(path, event.context["cwd"]):
+            continue
+        if payload_mode == "redacted" and redact_credentials(path) != path:
+            continue
+        entries.append({"path": path, "kind": kind, "source": source})
+    return entries
 
 
 def _is_contained_path(path: str, cwd: str) -> bool:
@@ -2785,7 +2804,8 @@ def payload_envelope(
         "hook": {"label": hook.label, "index": hook.index, "failure_policy": hook.failure_policy,
                  "payload_mode": hook.payload},
         "tool": {"name": event.tool_name, "call_id": event.call_id},
-        "context": dict(event.context, timestamp=utc_timestamp()),
+        "context": dict(((key, event.context[key]) for key in CONTEXT_KEYS),
+                        timestamp=utc_timestamp()),
         "affected_paths": affected_paths(event, hook.payload),
         "payload": payload,
         "payload_ref": payload_ref,
@@ -4569,7 +4589,7 @@ def adapt_event(
     if (agent, event_name) in _FAILED_TOOL_EVENTS:
         event["result"] = _agent_failure_result(row[1], document.get("error"))
     elif phase == "after_tool":
-        event["result"] = _agent_result(row[1], document.get("tool_response"))
+        event["result"] = _agent_result(agent, row[1], document.get("tool_response"))
     return phase, event
 
 
@@ -4584,6 +4604,8 @@ def _agent_context(agent: str, document: Mapping[str, Any], cwd: Optional[str]) 
     if agent == "codex":
         context["model_id"] = _string_or_none(document.get("model"))
         context["turn_id"] = _string_or_none(document.get("turn_id"))
+    if agent != "gemini":  # Claude Code and Codex say how the user lets them act (dialect hooks)
+        context["permission_mode"] = _string_or_none(document.get("permission_mode"))
     agent_id = _string_or_none(document.get("agent_id"))
     if agent_id is not None:  # Claude Code and Codex name the subagent a call runs in
         context.update(agent_id=agent_id, subagent=True)
@@ -4702,13 +4724,21 @@ def edits_from_patch(text: Any) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
     return lines[1][len(_PATCH_UPDATE):], [("\n".join(old), "\n".join(new)) for old, new in hunks]
 
 
-def _patch_files(patch: str) -> List[str]:
-    files: List[str] = []
-    for line in patch.split("\n"):
-        for marker in ("*** Add File: ", "*** Update File: ", "*** Delete File: "):
-            if line.startswith(marker) and line[len(marker):].strip() not in files:
-                files.append(line[len(marker):].strip())
-    return files
+_PATCH_FILE_LINE = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.*)$",
+                              re.MULTILINE)
+
+
+def _patch_files(patch: str, limit: Optional[int] = None) -> List[str]:
+    """The files a Codex-style patch adds, updates, deletes or moves to, in order, each once:
+    at most `limit` of them (a hostile patch may name millions)."""
+    files: Dict[str, None] = {}
+    for match in _PATCH_FILE_LINE.finditer(patch):
+        name = match.group(1).strip()
+        if name:
+            files[name] = None
+            if len(files) == limit:
+                break
+    return list(files)
 
 
 def _subagent_request(raw: Mapping[str, Any]) -> Dict[str, Any]:
@@ -4724,8 +4754,10 @@ def _first_present(raw: Mapping[str, Any], *keys: str) -> Any:
     return next((raw[key] for key in keys if raw.get(key) is not None), None)
 
 
-def _agent_result(tool: str, response: Any) -> Dict[str, Any]:
+def _agent_result(agent: str, tool: str, response: Any) -> Dict[str, Any]:
     """The agent's tool_response as a magihook result: its text as `content`."""
+    if agent == "codex":
+        return _codex_result(tool, response)
     success = True
     content: Any = response
     if isinstance(response, dict):
@@ -4739,6 +4771,27 @@ def _agent_result(tool: str, response: Any) -> Dict[str, Any]:
         else:
             content = dump_json(response).decode("utf-8")
     elif response is not None and not isinstance(response, str):
+        content = dump_json(response).decode("utf-8")
+    return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
+
+
+# How Codex starts a tool response that carries an exit status (apply_patch's).
+_CODEX_EXIT_LINE = re.compile(r"Exit code: (-?[0-9]{1,9})\r?\n")
+
+
+def _codex_result(tool: str, response: Any) -> Dict[str, Any]:
+    """Codex's tool_response: for a shell call its output text alone, with no exit status, so
+    `success` is null (unknown), never true; apply_patch's text starts with `Exit code: N`."""
+    success: Optional[bool] = None
+    content = response
+    if isinstance(response, str):
+        # Only apply_patch's text is Codex's own; a shell call's is the command's, which may
+        # print anything, an "Exit code: 0" line included.
+        status = _CODEX_EXIT_LINE.match(response) if tool == "hash_edit" else None
+        success = None if status is None else int(status.group(1)) == 0
+    elif response is not None:
+        if isinstance(response, dict) and isinstance(response.get("success"), bool):
+            success = response["success"]
         content = dump_json(response).decode("utf-8")
     return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
 
@@ -4968,8 +5021,8 @@ def _agent_common(agent: str, event_name: str, context: Mapping[str, Any]) -> Di
                                 "hook_event_name": event_name}
     if agent == "gemini":
         document["timestamp"] = utc_timestamp()
-    else:
-        document["permission_mode"] = "default"
+    else:  # the agent's own mode when it gave one (adapt), else the agents' default
+        document["permission_mode"] = context.get("permission_mode") or "default"
     if agent == "codex":
         document.update(model=context["model_id"] or "", turn_id=context["turn_id"] or "turn-0")
     return document

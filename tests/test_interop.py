@@ -521,8 +521,8 @@ def test_adapt_fills_call_id_and_context(project):
     ("claude-code", claude_stdin, "Bash", "PostToolUse",
      {"stdout": "", "stderr": "", "interrupted": True, "isImage": False},
      {"tool_name": "bash", "success": False, "content": "", "metadata": {}}),
-    ("codex", codex_stdin, "Bash", "PostToolUse", "total 0\n",
-     {"tool_name": "bash", "success": True, "content": "total 0\n", "metadata": {}}),
+    ("codex", codex_stdin, "Bash", "PostToolUse", "total 0\n",  # no exit status: unknown
+     {"tool_name": "bash", "success": None, "content": "total 0\n", "metadata": {}}),
     ("gemini", gemini_stdin, "run_shell_command", "AfterTool",
      {"llmContent": "file text", "returnDisplay": "shown", "error": None},
      {"tool_name": "bash", "success": True, "content": "file text", "metadata": {}}),
