@@ -2703,20 +2703,34 @@ def _write_all(fd: int, data: bytes) -> None:
 # =================================================================================================
 
 PREFLIGHT_CHARACTERS = "$~`{}"
-# Where a command splits into the pieces the rules look at: blanks and shell operators, and `=`
-# and `:` too, so the paths in `A=../x` and `PYTHONPATH=x:../lib` are seen.
-_WORD_BREAKS = " \t\n\r;&|()<>=:@"
-_GLUED_OPTION = r"^-+[A-Za-z]"
+# bash's word delimiters: blanks and the characters of its operators.  A `#` starts a comment only
+# where it starts a word (after one of these, or at the start), as bash's `#` does.
+_BASH_DELIMITERS = " \t\n\r;&|()<>"
+# Where a word splits further into the pieces the rules look at: `=`, `:` and `@` too, so the
+# paths in `A=../x`, `PYTHONPATH=x:../lib` and `curl -d@../x` are seen.  Delimiters that were
+# quoted split too (conservative: `echo "a cd"` is rejected).
+_PIECE_BREAKS = re.compile(r"[ \t\n\r;&|()<>=:@]+")
+# A glued option cluster: every letter may be a flag whose value is the rest (`env -iC..`).
+_OPTION_LETTERS = re.compile(r"^-+([A-Za-z0-9]+)")
 # `.?`, `.*`, `.[.]` match `..` in bash before 5.2 (globskipdots).
 _DOT_GLOB = r"(?:^|/)\.[?*[]"
+# Commands that change bash's directory or parse a string as commands again; rejected wherever
+# they appear, like `cd`.  `.` (source) only where it is a command: `ls .` is a path.
+_PREFLIGHT_COMMANDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap")
+_SHELLS = frozenset(("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"))
+# Words after which the next word is still a command (`! . x`, `env sh`, `echo x | nice bash`).
+_COMMAND_PREFIXES = frozenset((
+    "!", "if", "then", "else", "elif", "do", "while", "until", "time", "command", "builtin",
+    "env", "nice", "nohup", "xargs", "sudo", "doas", "setsid", "stdbuf"))
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     """Why the spec's conservative preflight rejects a hook command string, or None.
 
     The rules apply to the words bash will see, after its quote removal, so `c''d`, `.\\./x`
-    and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as.  The reason names the rule,
-    never the command text.
+    and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as, and up to the comment bash
+    sees.  The reason names the rule, never the command text.
     """
     if not command.strip():
         return "command is empty"
@@ -2729,14 +2743,20 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
         # One line only: a backslash-newline, a comment or a heredoc would hide the next line's
         # words from these rules.
         return "command spans lines"
-    words = _command_words(command)
-    if words is None:
+    tokens = _bash_tokens(command)
+    if tokens is None:
         return "command has an unbalanced quote"
-    if "cd" in words:
-        return "command uses cd"
-    for word in words:
-        # `-I../inc`, `-f/etc/x`: an option's glued value is a path too.
-        for path in (word, re.sub(_GLUED_OPTION, "", word)):
+    pieces = [piece for is_operator, text in tokens if not is_operator
+              for piece in _PIECE_BREAKS.split(text) if piece]
+    for name in _PREFLIGHT_COMMANDS:
+        if name in pieces:
+            return "command uses %s" % name
+    return _command_rejection(tokens) or _path_rejection(pieces, absolute_paths)
+
+
+def _path_rejection(pieces: Sequence[str], absolute_paths: bool) -> Optional[str]:
+    for piece in pieces:
+        for path in _glued_values(piece):
             if ".." in path.split("/"):
                 return "command has a '..' path component"
             if re.search(_DOT_GLOB, path):
@@ -2746,38 +2766,108 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     return None
 
 
-def _command_words(command: str) -> Optional[List[str]]:
-    """The command's pieces with quotes and backslashes removed as bash removes them, split at
-    _WORD_BREAKS even inside quotes (conservative: `echo "a cd"` is rejected too); None when a
-    quote is left open."""
-    words: List[str] = []
+def _glued_values(piece: str) -> List[str]:
+    """The piece itself and, for an option cluster, the rest after each of its letters: in
+    `-I../inc`, `-f/etc/x` or `sort -ro/x` any letter may be the flag whose value is glued on."""
+    letters = _OPTION_LETTERS.match(piece)
+    if letters is None:
+        return [piece]
+    start = letters.start(1)
+    return [piece] + [piece[start + count:] for count in range(1, len(letters.group(1)) + 1)]
+
+
+def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
+    """The one-line command as bash's reader splits it: (is_operator, text) pairs, words with
+    quotes and backslashes removed as bash removes them, up to the comment bash sees; None when
+    a quote is left open.  A quote begins a word even when empty, so `""#` and `a=#` are words,
+    not comments, as in bash."""
+    tokens: List[Tuple[bool, str]] = []
     current: List[str] = []
+    in_word = False
+    operator = ""
     quote = ""
     escaped = False
     for character in command:
-        if escaped:
+        if escaped or (quote == "'" and character != "'") or (
+                quote == '"' and character not in '"\\'):
             escaped = False
-        elif quote == "'" and character != "'":
-            pass
-        elif character == "\\":
-            escaped = True
+            current.append(character)
             continue
-        elif character in "'\"" and quote in ("", character):
-            quote = "" if quote else character
+        if not quote and character in _BASH_DELIMITERS:
+            if in_word:
+                tokens.append((False, "".join(current)))
+                current, in_word = [], False
+            if character in " \t":
+                operator = _flush_operator(tokens, operator)
+            else:
+                operator += character
             continue
-        elif character == "#" and not quote and not current:
+        if not quote and character == "#" and not in_word:
             break  # a comment runs to the end of the (single) line
-        if character in _WORD_BREAKS:
-            if current:
-                words.append("".join(current))
-                current = []
+        operator = _flush_operator(tokens, operator)
+        in_word = True
+        if character == "\\":
+            escaped = True
+        elif character in "'\"":
+            quote = "" if quote else character
         else:
             current.append(character)
     if quote:
         return None
-    if current:
-        words.append("".join(current))
-    return words
+    if in_word:
+        tokens.append((False, "".join(current)))
+    _flush_operator(tokens, operator)
+    return tokens
+
+
+def _flush_operator(tokens: List[Tuple[bool, str]], operator: str) -> str:
+    if operator:
+        tokens.append((True, operator))
+    return ""
+
+
+def _command_rejection(tokens: Sequence[Tuple[bool, str]]) -> Optional[str]:
+    """`.` (source) where it is a command, and a shell that runs a string: `bash -c`, `sh -s`,
+    or (as a command) a shell with no script, which runs what its stdin says (`x | bash`)."""
+    at_command = True
+    target = False  # the word after a redirection operator is its file, not a command
+    for index, (is_operator, text) in enumerate(tokens):
+        if is_operator:
+            redirect = ("<" in text or ">" in text) and not any(c in text for c in ";|(")
+            at_command, target = (at_command, True) if redirect else (True, False)
+            continue
+        if target:
+            target = False
+            continue
+        if at_command and text == ".":
+            return "command uses . (source)"
+        if text.rsplit("/", 1)[-1] in _SHELLS:
+            reason = _shell_rejection(tokens[index + 1:], at_command)
+            if reason is not None:
+                return reason
+        at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit()
+                                     or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
+    return None
+
+
+def _shell_rejection(rest: Sequence[Tuple[bool, str]], at_command: bool) -> Optional[str]:
+    """Why a shell word followed by REST (up to the end of its command) runs a command string."""
+    takes_value = False
+    for is_operator, text in rest:
+        if is_operator and not ("<" in text or ">" in text):
+            break
+        if is_operator or takes_value:
+            takes_value = False
+            continue
+        if re.match(r"^-[A-Za-z]*c", text):
+            return "command runs a shell on a command string"
+        if re.match(r"^-[A-Za-z]*s", text):
+            return "command runs a shell that reads commands from stdin"
+        if text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            takes_value = True
+        elif not text.startswith(("-", "+")):
+            return None  # the shell runs this script
+    return "command runs a shell that reads commands from stdin" if at_command else None
 
 
 # =================================================================================================
