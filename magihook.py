@@ -3415,8 +3415,14 @@ def session_event(kind: str, payload: Mapping[str, Any]) -> Dict[str, Any]:
     return {"type": kind, "timestamp": utc_timestamp(), "payload": dict(payload)}
 
 
+def record_call_id(event: ToolEvent) -> Optional[str]:
+    """The tool's call id (for a message, `assistant-<turn_id>`) as records hold it: sanitized as
+    labels are, so a credential-shaped or control-laden id from the agent is never stored."""
+    return None if event.call_id is None else sanitize_message(event.call_id, 128)
+
+
 def hook_activity_id(hook: HookDefinition, event: ToolEvent) -> str:
-    return "hook:%s:%s:%d" % (event.call_id or event.tool_name, hook.phase, hook.index)
+    return "hook:%s:%s:%d" % (record_call_id(event) or event.tool_name, hook.phase, hook.index)
 
 
 def lifecycle_payload(
@@ -3433,7 +3439,7 @@ def lifecycle_payload(
         "policy": hook.failure_policy,
         "category": outcome.category if failed else None,
         "target_ran": hook.phase != "before_tool",
-        "tool_call_id": event.call_id,
+        "tool_call_id": record_call_id(event),
         "activity_id": hook_activity_id(hook, event),
         "hook_index": hook.index,
         "elapsed_ms": outcome.elapsed_ms if outcome is not None else None,
@@ -3465,7 +3471,7 @@ def context_item_payload(
     return {
         "phase": hook.phase,
         "target_tool": event.tool_name,
-        "tool_call_id": event.call_id,
+        "tool_call_id": record_call_id(event),
         "hook_index": hook.index,
         "item_index": item_index,
         "role": item["role"],
@@ -3483,6 +3489,10 @@ def failure_warning(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome
     )
 
 
+# How long a record waits for the session file's lock before it is written without it.
+SESSION_LOCK_WAIT_SECONDS = 2
+
+
 class SessionFile:
     """A JSON Lines session file shared by several writers: one locked append per event.
 
@@ -3497,6 +3507,11 @@ class SessionFile:
     own that does not parse as JSON, which a reader skips, and every later record starts on its
     own line.  Lines are not fsynced: they survive the writer's death, not the machine's.
 
+    No writer waits forever: a lock held by anyone for more than SESSION_LOCK_WAIT_SECONDS (a
+    hook's stray child can hold it, since the path is in its payload) is given up for this
+    file's remaining appends, and each line is still written whole by one O_APPEND write, which
+    the kernel never interleaves with another; `append` then returns the warning, once.
+
     `append` raises OSError when the file cannot be opened, locked or written.  Usable as a
     context manager, which closes the file.
     """
@@ -3504,6 +3519,7 @@ class SessionFile:
     def __init__(self, path: str) -> None:
         self.path = path
         self._fd: Optional[int] = None
+        self._lock_given_up = False
 
     def __enter__(self) -> SessionFile:
         return self
@@ -3511,20 +3527,42 @@ class SessionFile:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def append(self, event: Mapping[str, Any]) -> None:
+    def append(self, event: Mapping[str, Any]) -> Optional[str]:
+        """Write one event as one line; the warning when the lock had to be given up, or None."""
         import fcntl
 
         line = dump_json(event) + b"\n"
         if self._fd is None:
             self._fd = self._open()
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        was_given_up = self._lock_given_up
+        locked = self._lock(fcntl)
         try:
             end = os.lseek(self._fd, 0, os.SEEK_END)
             if end and os.pread(self._fd, 1, end - 1) != b"\n":
                 line = b"\n" + line
             _write_all(self._fd, line)
         finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            if locked:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        return session_lock_warning() if self._lock_given_up and not was_given_up else None
+
+    def _lock(self, fcntl: Any) -> bool:
+        """Take the exclusive lock, waiting at most SESSION_LOCK_WAIT_SECONDS in all; whether it
+        was taken.  flock has no timeout, so the wait polls, from 1 ms up to 50 ms apart."""
+        deadline = time.monotonic() + (0 if self._lock_given_up else SESSION_LOCK_WAIT_SECONDS)
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                pass
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._lock_given_up = True
+                return False
+            time.sleep(min(pause, remaining))
+            pause = min(pause * 2, 0.05)
 
     def _open(self) -> int:
         _make_private_folders(os.path.dirname(self.path))
@@ -3553,6 +3591,11 @@ def _make_private_folders(folder: str) -> None:
             # Made meanwhile by a concurrent writer, or a file is in the way: then the next
             # mkdir or the open fails with the error that names it (ENOTDIR).
             pass
+
+
+def session_lock_warning() -> str:
+    return ("session file stayed locked by another process for %d s; this call's records were "
+            "written without the lock" % SESSION_LOCK_WAIT_SECONDS)
 
 
 def session_warning(exc: OSError) -> str:
@@ -4024,13 +4067,16 @@ class PhaseRun:
         self.events.append(event)
         if self.session is not None:
             try:
-                self.session.append(event)
+                note = self.session.append(event)
             except OSError as exc:
                 # Records are best-effort (spec): the call goes on, the result keeps them all,
                 # and the file keeps a prefix of them rather than one with holes.
                 self.session.close()
                 self.session = None
                 self.warnings.append(session_warning(exc))
+            else:
+                if note is not None:
+                    self.warnings.append(note)
 
     def show(self, rows: Sequence[Dict[str, Any]]) -> None:
         for row in rows:
