@@ -1116,18 +1116,21 @@ def discover_settings(
     return None, None
 
 
+# A settings file nests a few levels; far deeper is hostile (the parsers recurse into
+# RecursionError, and tomllib spends quadratic time on a long dotted key), so it is refused
+# before parsing, with where.  Integers are bounded as in events (EVENT_MAX_INT_DIGITS).
+SETTINGS_MAX_DEPTH = 64
+_JSON_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]|(?<!\d)\d{%d,}'
+                             % (EVENT_MAX_INT_DIGITS + 1))
+_TOML_STRUCTURE = re.compile(
+    r'"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?'
+    r'|#[^\n]*|[\[\]{}=,\n.]|(?<![0-9_])[0-9_]{%d,}' % (EVENT_MAX_INT_DIGITS + 1))
+_LONG_DIGITS = re.compile(r"[0-9_]{%d}" % (EVENT_MAX_INT_DIGITS + 1))
+
+
 def read_settings_document(path: str) -> Dict[str, Any]:
     """Parse a settings file (JSON, or TOML by its `.toml` suffix) into a dict."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(SETTINGS_MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise SettingsError("%s: settings file not found" % path) from None
-    except IsADirectoryError:
-        raise SettingsError("%s: settings path is a directory" % path) from None
-    except OSError as exc:
-        raise SettingsError(
-            "%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
+    raw = _read_settings_bytes(path)
     if len(raw) > SETTINGS_MAX_BYTES:
         raise SettingsError(
             "%s: settings file is larger than %d bytes" % (path, SETTINGS_MAX_BYTES))
@@ -1139,20 +1142,125 @@ def read_settings_document(path: str) -> Dict[str, Any]:
     return document
 
 
+def _read_settings_bytes(path: str) -> bytes:
+    """Up to SETTINGS_MAX_BYTES + 1 bytes of a regular file.  Opened non-blocking and checked
+    before any read: a FIFO (or a device) at the settings path would block every call."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _O_CLOEXEC)
+    except FileNotFoundError:
+        raise SettingsError("%s: settings file not found" % path) from None
+    except OSError as exc:
+        raise SettingsError(
+            "%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise SettingsError("%s: settings path is a directory" % path)
+        if not stat.S_ISREG(mode):
+            raise SettingsError("%s: settings path is not a regular file" % path)
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read(SETTINGS_MAX_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError(
+            "%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
+    finally:
+        os.close(fd)
+
+
+def _structure_problem(text: str, scanner: re.Pattern[str]) -> Optional[Tuple[int, str]]:
+    """Where (offset) and what is too deep or too long in a settings text, or None.  Strings and
+    comments are skipped whole; cheap checks first, so an ordinary file is not scanned."""
+    dots = text.count(".") if scanner is _TOML_STRUCTURE else 0
+    if (text.count("[") + text.count("{") + dots < SETTINGS_MAX_DEPTH
+            and _LONG_DIGITS.search(text) is None):
+        return None
+    depth = dots = 0
+    for match in scanner.finditer(text):
+        first = match.group()[0]
+        if first in "[{":
+            depth, dots = depth + 1, 0
+            if depth > SETTINGS_MAX_DEPTH:
+                return match.start(), "nested deeper than %d levels" % SETTINGS_MAX_DEPTH
+        elif first in "]}=,\n":
+            depth, dots = max(depth - (first in "]}"), 0), 0
+        elif first == ".":
+            dots += 1
+            if dots >= SETTINGS_MAX_DEPTH:
+                return match.start(), "a dotted key has more than %d parts" % SETTINGS_MAX_DEPTH
+        elif first in "0123456789_":
+            return match.start(), "an integer is longer than %d digits" % EVENT_MAX_INT_DIGITS
+    return None
+
+
+def _line_and_column(text: str, offset: int) -> Tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
 def _parse_settings_json(path: str, raw: bytes) -> Any:
     # The BOM is skipped by hand, as utf-8-sig would: that codec is a module import per call.
     try:
         text = (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsError("%s: not valid UTF-8 at byte %d" % (path, exc.start)) from None
+    problem = _structure_problem(text, _JSON_STRUCTURE)
+    if problem is not None:
+        raise SettingsError("%s: invalid JSON at line %d, column %d: %s" % (
+            (path,) + _line_and_column(text, problem[0]) + (problem[1],)))
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _settings_decoder().decode(text)
     except json.JSONDecodeError as exc:
         raise SettingsError(
             "%s: invalid JSON at line %d, column %d: %s" % (path, exc.lineno, exc.colno, exc.msg)
         ) from None
+    except _DuplicateKey:
+        raise SettingsError("%s: %s" % (path, _duplicate_key_place(text))) from None
     except (ValueError, RecursionError) as exc:
         raise SettingsError("%s: invalid JSON: %s" % (path, _value_error_text(exc))) from None
+
+
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object: which one runs would be the parser's choice, not
+    what a reviewer reads first."""
+
+
+class _ObjectWithDuplicate(dict):
+    duplicate: str = ""
+
+
+@functools.lru_cache(maxsize=1)
+def _settings_decoder() -> json.JSONDecoder:
+    return json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_object)
+
+
+def _unique_object(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise _DuplicateKey()
+    return value
+
+
+def _duplicate_key_place(text: str) -> str:
+    """`$.hooks.before_tool[0]: duplicate key 'command'`: parsed again, marking the object."""
+    def mark(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+        value = dict(pairs)
+        if len(value) == len(pairs):
+            return value
+        seen: set = set()
+        marked = _ObjectWithDuplicate(value)
+        marked.duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
+        return marked
+
+    stack: List[Tuple[Any, Tuple[Any, ...]]] = [(json.loads(text, object_pairs_hook=mark), ())]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, _ObjectWithDuplicate):
+            return "%s: duplicate key %s" % (json_path(where), _short(value.duplicate))
+        children = value.items() if isinstance(value, dict) else (
+            enumerate(value) if isinstance(value, list) else ())
+        stack.extend((child, where + (key,)) for key, child in reversed(list(children)))
+    return "$: duplicate key"
 
 
 def _parse_toml(path: str, raw: bytes) -> Any:
@@ -1166,12 +1274,21 @@ def _parse_toml(path: str, raw: bytes) -> Any:
                 "%s: reading TOML needs Python 3.11+ or the 'tomli' package" % path
             ) from None
     try:
-        return toml_reader.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsError("%s: not valid UTF-8 at byte %d" % (path, exc.start)) from None
+    problem = _structure_problem(text, _TOML_STRUCTURE)
+    if problem is not None:
+        raise SettingsError("%s: invalid TOML: %s (at line %d, column %d)" % (
+            (path, problem[1]) + _line_and_column(text, problem[0])))
+    try:
+        return toml_reader.loads(text)
     except toml_reader.TOMLDecodeError as exc:
         # tomllib messages carry the position ("... (at line 3, column 10)") but no file content.
         raise SettingsError("%s: invalid TOML: %s" % (path, str(exc).splitlines()[0])) from None
+    except (ValueError, RecursionError) as exc:
+        # What the scan above did not foresee: still a settings error, never a traceback.
+        raise SettingsError("%s: invalid TOML: %s" % (path, _value_error_text(exc))) from None
 
 
 def settings_from_document(
