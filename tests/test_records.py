@@ -141,6 +141,32 @@ def run_concurrently(project, config, session, count):
     return results
 
 
+def test_a_fifo_at_the_session_path_is_refused_and_the_call_goes_on(project, config):
+    # A hook knows the session path (it is in its payload) and can swap a FIFO in.
+    session = project / "s.jsonl"
+    os.mkfifo(str(session))
+    result = run_cli("run", "--phase", "before_tool", "--config", str(config), "--session",
+                     str(session), event=bash_event(), cwd=project, timeout=120)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json["warnings"][0] == (
+        "session file could not be written (ESPIPE); the rest of this call's events are only "
+        "in its result")
+    assert len(result.json["events"]) == 5
+
+
+def test_records_larger_than_a_fifo_s_buffer_never_block(project):
+    session = project / "s.jsonl"
+    os.mkfifo(str(session))
+    writer = ("import sys, magihook\n"
+              "try:\n"
+              "    magihook.SessionFile(sys.argv[1]).append({'x': 'y' * 200000})\n"
+              "except OSError as exc:\n"
+              "    print(exc.errno == __import__('errno').ESPIPE)\n")
+    completed = subprocess.run([sys.executable, "-c", writer, str(session)], cwd=str(MAGIHOOK.parent),
+                               capture_output=True, text=True, timeout=60)
+    assert (completed.stdout, completed.stderr) == ("True\n", "")
+
+
 # --- call ids and turn ids ----------------------------------------------------------------------
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
