@@ -1125,7 +1125,7 @@ _JSON_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]|(?<!\d)\d{%d,}'
 _TOML_STRUCTURE = re.compile(
     r'"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?'
     r'|#[^\n]*|[\[\]{}=,\n.]|(?<![0-9_])[0-9_]{%d,}' % (EVENT_MAX_INT_DIGITS + 1))
-_LONG_DIGITS = re.compile(r"[0-9_]{%d}" % (EVENT_MAX_INT_DIGITS + 1))
+_LONG_DIGITS = re.compile(r"(?<![0-9_])[0-9_]{%d}" % (EVENT_MAX_INT_DIGITS + 1))
 
 
 def read_settings_document(path: str) -> Dict[str, Any]:
