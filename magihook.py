@@ -4324,7 +4324,7 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
             audit = injection_audit_payload(hook, event, injection)
             run.record("hook_context_injection", audit)
             run.show(injection_rows(audit, [item["content"] for item in injection.items],
-                                    run.settings.injected_content, event.call_id))
+                                    run.settings.injected_content, record_call_id(event)))
             if injection.items:
                 pending.append((hook, injection.items))
         if verdict != "continue":

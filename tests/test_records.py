@@ -210,3 +210,17 @@ def test_control_characters_in_a_call_id_are_not_recorded(project, config):
     assert len(payload["tool_call_id"]) == 128
     assert not any(c in payload["tool_call_id"] for c in "\x1b\x07\n\u202e")
     assert payload["activity_id"] == "hook:%s:before_tool:0" % payload["tool_call_id"]
+
+
+def test_display_rows_carry_the_sanitized_call_id_too(project):
+    write_script(project, "mem.sh", "#!/bin/sh\ncat >/dev/null\n"
+                 "echo '{\"context_items\": [{\"role\": \"user\", \"content\": \"m\"}]}'\n")
+    config = write_settings(project, {
+        "enabled": True, "show_in_tui": True,
+        "injected_content": {"show_in_activity_tree": True, "show_in_transcript": True},
+        "after_tool": [{"command": "./mem.sh", "provider_context_injection": True}]})
+    result = run_cli("run", "--phase", "after_tool", "--config", str(config),
+                     event=after_event(call_id=SECRET), cwd=project)
+    display = result.json["display"]
+    assert {row.get("parent_activity_id") for row in display} == {magihook.REDACTION_MARKER, None}
+    assert SECRET not in json.dumps(display) + json.dumps(result.json["events"])
