@@ -3535,7 +3535,13 @@ def session_event(kind: str, payload: Mapping[str, Any]) -> Dict[str, Any]:
 def record_call_id(event: ToolEvent) -> Optional[str]:
     """The tool's call id (for a message, `assistant-<turn_id>`) as records hold it: sanitized as
     labels are, so a credential-shaped or control-laden id from the agent is never stored."""
-    return None if event.call_id is None else sanitize_message(event.call_id, 128)
+    return None if event.call_id is None else _sanitized_call_id(event.call_id)
+
+
+@functools.lru_cache(maxsize=64)
+def _sanitized_call_id(call_id: str) -> str:
+    # Every record of a call holds the id two or three times; redaction is the costly part.
+    return sanitize_message(call_id, 128)
 
 
 def hook_activity_id(hook: HookDefinition, event: ToolEvent) -> str:
