@@ -3688,18 +3688,9 @@ class SessionFile:
             pause = min(pause * 2, 0.05)
 
     def _open(self) -> int:
-        import errno
-        import stat
-
         _make_private_folders(os.path.dirname(self.path))
-        # Non-blocking, and a FIFO refused: a hook knows this path and could put one there, whose
-        # buffer would fill and block every later record.
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | _O_CLOEXEC
-        fd = os.open(self.path, flags, 0o600)
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise OSError(errno.ESPIPE, "session path is a FIFO")
-        return fd
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_CLOEXEC
+        return os.open(self.path, flags, 0o600)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -142,7 +142,8 @@ def run_concurrently(project, config, session, count):
 
 
 def test_a_fifo_at_the_session_path_is_refused_and_the_call_goes_on(project, config):
-    # A hook knows the session path (it is in its payload) and can swap a FIFO in.
+    # A hook knows the session path (it is in its payload) and can swap a FIFO in.  This held
+    # before issue 15 too (seeking the end of a FIFO fails first); pinned, as it must not block.
     session = project / "s.jsonl"
     os.mkfifo(str(session))
     result = run_cli("run", "--phase", "before_tool", "--config", str(config), "--session",
