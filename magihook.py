@@ -2838,7 +2838,7 @@ _SHELLS = frozenset(("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"))
 # Words after which the next word is still a command (`! . x`, `env sh`, `echo x | nice bash`).
 _COMMAND_PREFIXES = frozenset((
     "!", "if", "then", "else", "elif", "do", "while", "until", "time", "command", "builtin",
-    "env", "nice", "nohup", "xargs", "sudo", "doas", "setsid", "stdbuf"))
+    "coproc", "env", "nice", "nohup", "xargs", "sudo", "doas", "setsid", "stdbuf"))
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
@@ -2868,7 +2868,7 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     for name in _PREFLIGHT_COMMANDS:
         if name in pieces:
             return "command uses %s" % name
-    return _command_rejection(tokens) or _path_rejection(pieces, absolute_paths)
+    return _command_rejection(tokens, pieces) or _path_rejection(pieces, absolute_paths)
 
 
 def _path_rejection(pieces: Sequence[str], absolute_paths: bool) -> Optional[str]:
@@ -2943,14 +2943,15 @@ def _flush_operator(tokens: List[Tuple[bool, str]], operator: str) -> str:
     return ""
 
 
-def _command_rejection(tokens: Sequence[Tuple[bool, str]]) -> Optional[str]:
+def _command_rejection(tokens: Sequence[Tuple[bool, str]],
+                       pieces: Sequence[str]) -> Optional[str]:
     """`.` (source) where it is a command, and a shell that runs a string: `bash -c`, `sh -s`,
     or (as a command) a shell with no script, which runs what its stdin says (`x | bash`)."""
     at_command = True
     target = False  # the word after a redirection operator is its file, not a command
     for index, (is_operator, text) in enumerate(tokens):
         if is_operator:
-            redirect = ("<" in text or ">" in text) and not any(c in text for c in ";|(")
+            redirect = _is_redirection(text)
             at_command, target = (at_command, True) if redirect else (True, False)
             continue
         if target:
@@ -2959,28 +2960,51 @@ def _command_rejection(tokens: Sequence[Tuple[bool, str]]) -> Optional[str]:
         if at_command and text == ".":
             return "command uses . (source)"
         if text.rsplit("/", 1)[-1] in _SHELLS:
-            reason = _shell_rejection(tokens[index + 1:], at_command)
+            reason = _shell_rejection(_command_arguments(tokens[index + 1:]), at_command)
             if reason is not None:
                 return reason
         at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit()
                                      or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
+    # A shell named inside a quoted or glued word (`env -S'sh -c x'`, `env -Ssh`) too.
+    for index, piece in enumerate(pieces):
+        if any(value.rsplit("/", 1)[-1] in _SHELLS for value in _glued_values(piece)):
+            reason = _shell_rejection(pieces[index + 1:], False)
+            if reason is not None:
+                return reason
     return None
 
 
-def _shell_rejection(rest: Sequence[Tuple[bool, str]], at_command: bool) -> Optional[str]:
-    """Why a shell word followed by REST (up to the end of its command) runs a command string."""
-    takes_value = False
-    for is_operator, text in rest:
-        if is_operator and not ("<" in text or ">" in text):
+def _is_redirection(operator: str) -> bool:
+    return ("<" in operator or ">" in operator) and not any(c in operator for c in ";|(")
+
+
+def _command_arguments(tokens: Sequence[Tuple[bool, str]]) -> List[str]:
+    """The words of one simple command, up to its end, without its redirections."""
+    words: List[str] = []
+    target = False
+    for index, (is_operator, text) in enumerate(tokens):
+        if is_operator and not _is_redirection(text):
             break
-        if is_operator or takes_value:
+        # A digit word before a redirection is its descriptor (`2>err`), not a script.
+        descriptor = text.isdigit() and index + 1 < len(tokens) and tokens[index + 1][0]
+        if not is_operator and not target and not descriptor:
+            words.append(text)
+        target = is_operator
+    return words
+
+
+def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str]:
+    """Why a shell given ARGUMENTS runs a command string or its stdin, or None when it runs a
+    script.  Without a script a shell reads stdin: a rejection where it is the command."""
+    takes_value = False
+    for text in arguments:
+        if takes_value:
             takes_value = False
-            continue
-        if re.match(r"^-[A-Za-z]*c", text):
+        elif re.match(r"^-[A-Za-z]*c", text):
             return "command runs a shell on a command string"
-        if re.match(r"^-[A-Za-z]*s", text):
+        elif re.match(r"^-[A-Za-z]*s", text):
             return "command runs a shell that reads commands from stdin"
-        if text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+        elif text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
             takes_value = True
         elif not text.startswith(("-", "+")):
             return None  # the shell runs this script

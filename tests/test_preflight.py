@@ -111,6 +111,11 @@ def test_glued_env_chdir_really_leaves_the_cwd(tmp_path):
     ("./gen.sh | sh -s", "command runs a shell that reads commands from stdin"),
     ("./gen.sh | bash -o posix", "command runs a shell that reads commands from stdin"),
     ("./gen.sh | nice bash -e", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | bash 2>err", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | bash 2>&1", "command runs a shell that reads commands from stdin"),
+    ("env -S'bash -c ./x.sh'", "command runs a shell on a command string"),
+    ("env -S'sh -o posix -c ./x.sh'", "command runs a shell on a command string"),
+    ("coproc . ./env.sh", "command uses . (source)"),
 ])
 def test_commands_that_reparse_or_change_directory_are_rejected(command, reason):
     assert magihook.preflight_rejection(command, True) == reason
@@ -120,6 +125,7 @@ def test_commands_that_reparse_or_change_directory_are_rejected(command, reason)
     "find . -name x", "ls .", "./a.sh . b", "./a.sh 'two . words'", "bash ./x.sh",
     "bash -e ./x.sh", "sh scripts/a.sh arg", "./notify.sh bash", "./a.sh --exec-mode=x",
     "./hook.sh # it's fine", "python3 scripts/audit.py -c config.json", "ls -la ./x",
+    "bash ./x.sh -c y", "bash -o posix ./x.sh", "bash ./x 2>&1 | tee log", "bash -x ./a.sh 2>err",
 ])
 def test_ordinary_commands_still_pass(command):
     assert magihook.preflight_rejection(command, True) is None
