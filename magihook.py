@@ -2823,14 +2823,16 @@ PREFLIGHT_CHARACTERS = "$~`{}"
 # bash's word delimiters: blanks and the characters of its operators.  A `#` starts a comment only
 # where it starts a word (after one of these, or at the start), as bash's `#` does.
 _BASH_DELIMITERS = " \t\n\r;&|()<>"
+_PLAIN_TOKENS = re.compile(r"[^ \t\n\r;&|()<>]+|[;&|()<>\n\r]+")
 # Where a word splits further into the pieces the rules look at: `=`, `:` and `@` too, so the
 # paths in `A=../x`, `PYTHONPATH=x:../lib` and `curl -d@../x` are seen.  Delimiters that were
 # quoted split too (conservative: `echo "a cd"` is rejected).
 _PIECE_BREAKS = re.compile(r"[ \t\n\r;&|()<>=:@]+")
 # A glued option cluster: every letter may be a flag whose value is the rest (`env -iC..`).
 _OPTION_LETTERS = re.compile(r"^-+([A-Za-z0-9]+)")
+_PARENT_COMPONENT = re.compile(r"(?:^|/)\.\.(?:/|$)")
 # `.?`, `.*`, `.[.]` match `..` in bash before 5.2 (globskipdots).
-_DOT_GLOB = r"(?:^|/)\.[?*[]"
+_DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
 # Commands that change bash's directory or parse a string as commands again; rejected wherever
 # they appear, like `cd`.  `.` (source) only where it is a command: `ls .` is a path.
 _PREFLIGHT_COMMANDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap")
@@ -2868,25 +2870,26 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     for name in _PREFLIGHT_COMMANDS:
         if name in pieces:
             return "command uses %s" % name
-    return _command_rejection(tokens, pieces) or _path_rejection(pieces, absolute_paths)
+    values = [value for piece in pieces for value in _glued_values(piece)]
+    return _command_rejection(tokens, pieces, values) or _path_rejection(values, absolute_paths)
 
 
-def _path_rejection(pieces: Sequence[str], absolute_paths: bool) -> Optional[str]:
-    for piece in pieces:
-        for path in _glued_values(piece):
-            if ".." in path.split("/"):
+def _path_rejection(values: Sequence[str], absolute_paths: bool) -> Optional[str]:
+    for path in values:
+        if "." in path:
+            if _PARENT_COMPONENT.search(path):
                 return "command has a '..' path component"
-            if re.search(_DOT_GLOB, path):
+            if _DOT_GLOB.search(path):
                 return "command has a glob that can match '..'"
-            if not absolute_paths and path.startswith("/"):
-                return "command has an absolute path and tools.bash.absolute_paths is false"
+        if not absolute_paths and path.startswith("/"):
+            return "command has an absolute path and tools.bash.absolute_paths is false"
     return None
 
 
 def _glued_values(piece: str) -> List[str]:
     """The piece itself and, for an option cluster, the rest after each of its letters: in
     `-I../inc`, `-f/etc/x` or `sort -ro/x` any letter may be the flag whose value is glued on."""
-    letters = _OPTION_LETTERS.match(piece)
+    letters = _OPTION_LETTERS.match(piece) if piece.startswith("-") else None
     if letters is None:
         return [piece]
     start = letters.start(1)
@@ -2898,6 +2901,9 @@ def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
     quotes and backslashes removed as bash removes them, up to the comment bash sees; None when
     a quote is left open.  A quote begins a word even when empty, so `""#` and `a=#` are words,
     not comments, as in bash."""
+    if not any(character in command for character in "'\"\\#"):
+        # Nothing to remove and no comment: the same tokens, found by one regex.
+        return [(text[0] in _BASH_DELIMITERS, text) for text in _PLAIN_TOKENS.findall(command)]
     tokens: List[Tuple[bool, str]] = []
     current: List[str] = []
     in_word = False
@@ -2943,8 +2949,8 @@ def _flush_operator(tokens: List[Tuple[bool, str]], operator: str) -> str:
     return ""
 
 
-def _command_rejection(tokens: Sequence[Tuple[bool, str]],
-                       pieces: Sequence[str]) -> Optional[str]:
+def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str],
+                       values: Sequence[str]) -> Optional[str]:
     """`.` (source) where it is a command, and a shell that runs a string: `bash -c`, `sh -s`,
     or (as a command) a shell with no script, which runs what its stdin says (`x | bash`)."""
     at_command = True
@@ -2966,6 +2972,8 @@ def _command_rejection(tokens: Sequence[Tuple[bool, str]],
         at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit()
                                      or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
     # A shell named inside a quoted or glued word (`env -S'sh -c x'`, `env -Ssh`) too.
+    if _SHELLS.isdisjoint(value.rsplit("/", 1)[-1] for value in values):
+        return None
     for index, piece in enumerate(pieces):
         if any(value.rsplit("/", 1)[-1] in _SHELLS for value in _glued_values(piece)):
             reason = _shell_rejection(pieces[index + 1:], False)

@@ -52,7 +52,7 @@ def test_the_issue_s_comment_bypasses_are_rejected(command):
 
 @pytest.mark.parametrize("words", [
     "a=# b", "x:#y z", '""# c', "'' # c", "a\\ b c", '"x\\"y" z', "c''d .\\./x", "a#b #c d",
-    "-d@#x y", "'it''s' # 'open", '"a b"\'c d\'e',
+    "-d@#x y", "'it''s' # 'open", '"a b"\'c d\'e', "a=b c:d x@y", "./x.sh  -v\t--out=./y",
 ])
 def test_the_words_are_bash_s_words(tmp_path, words):
     tokens = magihook._bash_tokens(words)
