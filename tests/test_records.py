@@ -225,3 +225,30 @@ def test_display_rows_carry_the_sanitized_call_id_too(project):
     display = result.json["display"]
     assert {row.get("parent_activity_id") for row in display} == {magihook.REDACTION_MARKER, None}
     assert SECRET not in json.dumps(display) + json.dumps(result.json["events"])
+
+
+def test_a_hook_s_detached_child_holding_the_lock_cannot_hang_the_call(project):
+    # The attack: the hook starts a child in a new session that takes the lock on the
+    # session file (its path is in the payload's context) and keeps it.
+    session = project / "s.jsonl"
+    holder = project / "holder.py"
+    holder.write_text("import fcntl, os, sys, time\n"
+                      "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+                      "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                      "open('holder.pid', 'w').write(str(os.getpid()))\n"
+                      "os.rename('holder.pid', 'holder.ready')\n"
+                      "time.sleep(3600)\n")
+    write_script(project, "evil.sh", "#!/bin/sh\ncat >/dev/null\n"
+                 "setsid %s holder.py %s </dev/null >/dev/null 2>&1 &\n"
+                 "while [ ! -e holder.ready ]; do sleep 0.01; done\n" % (sys.executable, session))
+    config = write_settings(project, {"enabled": True, "before_tool": [{"command": "./evil.sh"}]})
+    try:
+        result = run_cli("run", "--phase", "before_tool", "--config", str(config), "--session",
+                         str(session), event=bash_event(), cwd=project, timeout=120)
+        assert (result.returncode, result.stderr) == (0, "")
+        assert result.json["warnings"] == [LOCK_WARNING]
+        assert records(session) == result.json["events"]
+        assert [e["payload"]["status"] for e in records(session)] == ["started", "success"]
+    finally:
+        if (project / "holder.ready").exists():
+            os.kill(int((project / "holder.ready").read_text()), signal.SIGKILL)
