@@ -1190,7 +1190,7 @@ def _structure_problem(text: str, scanner: re.Pattern[str]) -> Optional[Tuple[in
             if dots >= SETTINGS_MAX_DEPTH:
                 return match.start(), "a dotted key has more than %d parts" % SETTINGS_MAX_DEPTH
         elif first in "0123456789_":
-            return match.start(), "an integer is longer than %d digits" % EVENT_MAX_INT_DIGITS
+            return match.start(), "a number is longer than %d digits" % EVENT_MAX_INT_DIGITS
     return None
 
 
