@@ -1247,9 +1247,13 @@ def _duplicate_key_place(text: str) -> str:
         value = dict(pairs)
         if len(value) == len(pairs):
             return value
-        seen: set = set()
         marked = _ObjectWithDuplicate(value)
-        marked.duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                marked.duplicate = key
+                break
+            seen.add(key)
         return marked
 
     stack: List[Tuple[Any, Tuple[Any, ...]]] = [(json.loads(text, object_pairs_hook=mark), ())]
