@@ -150,3 +150,26 @@ def test_a_rejected_bypass_is_a_runner_failure_and_runs_nothing(tmp_path):
     assert (failed["status"], failed["category"], failed["message"]) == (
         "failed", "runner", "command rejected by preflight: command uses cd")
     assert not (project / "marked").exists()
+
+
+def test_no_accepted_command_makes_bash_change_directory_or_reparse(tmp_path):
+    # Seeded random commands made of the pieces the bypasses were made of: of those preflight
+    # accepts, real bash must run none of cd, pushd, popd, eval, or a shell (functions stand in).
+    import random
+
+    pieces = ["c", "d", "cd", " cd", "cd ", " ", ";", "&", "|", "=", ":", "@", "#", "'", '"',
+              "\\", "(", ")", "<", ">", "a", "x", "''", '""', "-", "eval ", "pushd ", "c\\d",
+              "bash -c ", "sh -c ", "-C.."]
+    chooser = random.Random(15)
+    accepted = []
+    while len(accepted) < 150:
+        command = "".join(chooser.choice(pieces) for _ in range(chooser.randint(2, 8)))
+        if magihook.preflight_rejection(command, True) is None:
+            accepted.append(command)
+    probe = "".join("%s() { echo CD-RAN; }; " % name
+                    for name in ("cd", "pushd", "popd", "eval", "bash", "sh"))
+    for command in accepted:
+        completed = subprocess.run([BASH, "-c", probe + command], cwd=str(tmp_path),
+                                   stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                   timeout=60)
+        assert "CD-RAN" not in completed.stdout, command
