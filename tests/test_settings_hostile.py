@@ -56,7 +56,16 @@ def write(path, text):
     return str(path)
 
 
-@pytest.mark.parametrize("name, text, message", HOSTILE)
+# Short ids: pytest puts the test id in the environment of every child (PYTEST_CURRENT_TEST), and
+# an id holding a 100,000-level text would pass the kernel's bound on one environment string.
+HOSTILE_IDS = ["json-deep-arrays", "json-deep-objects", "toml-deep-arrays", "toml-deep-inline",
+               "toml-dotted-key", "toml-dotted-header", "json-long-int", "json-long-int-in-hooks",
+               "toml-long-int", "json-long-fraction", "toml-long-int-underscores",
+               "json-duplicate-command", "json-duplicate-hooks", "json-duplicate-in-tools",
+               "toml-duplicate-command", "toml-duplicate-table"]
+
+
+@pytest.mark.parametrize("name, text, message", HOSTILE, ids=HOSTILE_IDS)
 def test_hostile_file_is_exit_2_with_a_located_message(tmp_path, name, text, message):
     path = write(tmp_path / name, text)
     for command in (["validate"], ["config"], ["run", "--phase", "before_tool"]):
