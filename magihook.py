@@ -1300,18 +1300,21 @@ def untrusted_warning(settings: Settings, event: ToolEvent, verdict: str) -> str
         "in that project to let its hooks run" % (settings.found_by, settings.untrusted, then), 400)
 
 
+# A settings file nests a few levels; far deeper is hostile (the parsers recurse into
+# RecursionError, and tomllib spends quadratic time on a long dotted key), so it is refused
+# before parsing, with where.  Integers are bounded as in events (EVENT_MAX_INT_DIGITS).
+SETTINGS_MAX_DEPTH = 64
+_JSON_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]|(?<!\d)\d{%d,}'
+                             % (EVENT_MAX_INT_DIGITS + 1))
+_TOML_STRUCTURE = re.compile(
+    r'"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?'
+    r'|#[^\n]*|[\[\]{}=,\n.]|(?<![0-9_])[0-9_]{%d,}' % (EVENT_MAX_INT_DIGITS + 1))
+_LONG_DIGITS = re.compile(r"(?<![0-9_])[0-9_]{%d}" % (EVENT_MAX_INT_DIGITS + 1))
+
+
 def read_settings_document(path: str) -> Dict[str, Any]:
     """Parse a settings file (JSON, or TOML by its `.toml` suffix) into a dict."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(SETTINGS_MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise SettingsError("%s: settings file not found" % path) from None
-    except IsADirectoryError:
-        raise SettingsError("%s: settings path is a directory" % path) from None
-    except OSError as exc:
-        raise SettingsError(
-            "%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
+    raw = _read_settings_bytes(path)
     if len(raw) > SETTINGS_MAX_BYTES:
         raise SettingsError(
             "%s: settings file is larger than %d bytes" % (path, SETTINGS_MAX_BYTES))
@@ -1323,20 +1326,129 @@ def read_settings_document(path: str) -> Dict[str, Any]:
     return document
 
 
+def _read_settings_bytes(path: str) -> bytes:
+    """Up to SETTINGS_MAX_BYTES + 1 bytes of a regular file.  Opened non-blocking and checked
+    before any read: a FIFO (or a device) at the settings path would block every call."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _O_CLOEXEC)
+    except FileNotFoundError:
+        raise SettingsError("%s: settings file not found" % path) from None
+    except OSError as exc:
+        raise SettingsError(
+            "%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise SettingsError("%s: settings path is a directory" % path)
+        if not stat.S_ISREG(mode):
+            raise SettingsError("%s: settings path is not a regular file" % path)
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read(SETTINGS_MAX_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError(
+            "%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
+    finally:
+        os.close(fd)
+
+
+def _structure_problem(text: str, scanner: re.Pattern[str]) -> Optional[Tuple[int, str]]:
+    """Where (offset) and what is too deep or too long in a settings text, or None.  Strings and
+    comments are skipped whole; cheap checks first, so an ordinary file is not scanned."""
+    dots = text.count(".") if scanner is _TOML_STRUCTURE else 0
+    if (text.count("[") + text.count("{") + dots < SETTINGS_MAX_DEPTH
+            and _LONG_DIGITS.search(text) is None):
+        return None
+    depth = dots = 0
+    for match in scanner.finditer(text):
+        first = match.group()[0]
+        if first in "[{":
+            depth, dots = depth + 1, 0
+            if depth > SETTINGS_MAX_DEPTH:
+                return match.start(), "nested deeper than %d levels" % SETTINGS_MAX_DEPTH
+        elif first in "]}=,\n":
+            depth, dots = max(depth - (first in "]}"), 0), 0
+        elif first == ".":
+            dots += 1
+            if dots >= SETTINGS_MAX_DEPTH:
+                return match.start(), "a dotted key has more than %d parts" % SETTINGS_MAX_DEPTH
+        elif first in "0123456789_":
+            return match.start(), "a number is longer than %d digits" % EVENT_MAX_INT_DIGITS
+    return None
+
+
+def _line_and_column(text: str, offset: int) -> Tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
 def _parse_settings_json(path: str, raw: bytes) -> Any:
     # The BOM is skipped by hand, as utf-8-sig would: that codec is a module import per call.
     try:
         text = (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsError("%s: not valid UTF-8 at byte %d" % (path, exc.start)) from None
+    problem = _structure_problem(text, _JSON_STRUCTURE)
+    if problem is not None:
+        raise SettingsError("%s: invalid JSON at line %d, column %d: %s" % (
+            (path,) + _line_and_column(text, problem[0]) + (problem[1],)))
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _settings_decoder().decode(text)
     except json.JSONDecodeError as exc:
         raise SettingsError(
             "%s: invalid JSON at line %d, column %d: %s" % (path, exc.lineno, exc.colno, exc.msg)
         ) from None
+    except _DuplicateKey:
+        raise SettingsError("%s: %s" % (path, _duplicate_key_place(text))) from None
     except (ValueError, RecursionError) as exc:
         raise SettingsError("%s: invalid JSON: %s" % (path, _value_error_text(exc))) from None
+
+
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object: which one runs would be the parser's choice, not
+    what a reviewer reads first."""
+
+
+class _ObjectWithDuplicate(dict):
+    duplicate: str = ""
+
+
+@functools.lru_cache(maxsize=1)
+def _settings_decoder() -> json.JSONDecoder:
+    return json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_object)
+
+
+def _unique_object(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise _DuplicateKey()
+    return value
+
+
+def _duplicate_key_place(text: str) -> str:
+    """`$.hooks.before_tool[0]: duplicate key 'command'`: parsed again, marking the object."""
+    def mark(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+        value = dict(pairs)
+        if len(value) == len(pairs):
+            return value
+        marked = _ObjectWithDuplicate(value)
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                marked.duplicate = key
+                break
+            seen.add(key)
+        return marked
+
+    stack: List[Tuple[Any, Tuple[Any, ...]]] = [(json.loads(text, object_pairs_hook=mark), ())]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, _ObjectWithDuplicate):
+            return "%s: duplicate key %s" % (json_path(where), _short(value.duplicate))
+        children = value.items() if isinstance(value, dict) else (
+            enumerate(value) if isinstance(value, list) else ())
+        stack.extend((child, where + (key,)) for key, child in reversed(list(children)))
+    return "$: duplicate key"
 
 
 def _parse_toml(path: str, raw: bytes) -> Any:
@@ -1350,12 +1462,21 @@ def _parse_toml(path: str, raw: bytes) -> Any:
                 "%s: reading TOML needs Python 3.11+ or the 'tomli' package" % path
             ) from None
     try:
-        return toml_reader.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsError("%s: not valid UTF-8 at byte %d" % (path, exc.start)) from None
+    problem = _structure_problem(text, _TOML_STRUCTURE)
+    if problem is not None:
+        raise SettingsError("%s: invalid TOML: %s (at line %d, column %d)" % (
+            (path, problem[1]) + _line_and_column(text, problem[0])))
+    try:
+        return toml_reader.loads(text)
     except toml_reader.TOMLDecodeError as exc:
         # tomllib messages carry the position ("... (at line 3, column 10)") but no file content.
         raise SettingsError("%s: invalid TOML: %s" % (path, str(exc).splitlines()[0])) from None
+    except (ValueError, RecursionError) as exc:
+        # What the scan above did not foresee: still a settings error, never a traceback.
+        raise SettingsError("%s: invalid TOML: %s" % (path, _value_error_text(exc))) from None
 
 
 def settings_from_document(
@@ -2939,20 +3060,36 @@ def _write_all(fd: int, data: bytes) -> None:
 # =================================================================================================
 
 PREFLIGHT_CHARACTERS = "$~`{}"
-# Where a command splits into the pieces the rules look at: blanks and shell operators, and `=`
-# and `:` too, so the paths in `A=../x` and `PYTHONPATH=x:../lib` are seen.
-_WORD_BREAKS = " \t\n\r;&|()<>=:@"
-_GLUED_OPTION = r"^-+[A-Za-z]"
+# bash's word delimiters: blanks and the characters of its operators.  A `#` starts a comment only
+# where it starts a word (after one of these, or at the start), as bash's `#` does.
+_BASH_DELIMITERS = " \t\n\r;&|()<>"
+_PLAIN_TOKENS = re.compile(r"[^ \t\n\r;&|()<>]+|[;&|()<>\n\r]+")
+# Where a word splits further into the pieces the rules look at: `=`, `:` and `@` too, so the
+# paths in `A=../x`, `PYTHONPATH=x:../lib` and `curl -d@../x` are seen.  Delimiters that were
+# quoted split too (conservative: `echo "a cd"` is rejected).
+_PIECE_BREAKS = re.compile(r"[ \t\n\r;&|()<>=:@]+")
+# A glued option cluster: every letter may be a flag whose value is the rest (`env -iC..`).
+_OPTION_LETTERS = re.compile(r"^-+([A-Za-z0-9]+)")
+_PARENT_COMPONENT = re.compile(r"(?:^|/)\.\.(?:/|$)")
 # `.?`, `.*`, `.[.]` match `..` in bash before 5.2 (globskipdots).
-_DOT_GLOB = r"(?:^|/)\.[?*[]"
+_DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
+# Commands that change bash's directory or parse a string as commands again; rejected wherever
+# they appear, like `cd`.  `.` (source) only where it is a command: `ls .` is a path.
+_PREFLIGHT_COMMANDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap")
+_SHELLS = frozenset(("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"))
+# Words after which the next word is still a command (`! . x`, `env sh`, `echo x | nice bash`).
+_COMMAND_PREFIXES = frozenset((
+    "!", "if", "then", "else", "elif", "do", "while", "until", "time", "command", "builtin",
+    "coproc", "env", "nice", "nohup", "xargs", "sudo", "doas", "setsid", "stdbuf"))
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     """Why the spec's conservative preflight rejects a hook command string, or None.
 
     The rules apply to the words bash will see, after its quote removal, so `c''d`, `.\\./x`
-    and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as.  The reason names the rule,
-    never the command text.
+    and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as, and up to the comment bash
+    sees.  The reason names the rule, never the command text.
     """
     if not command.strip():
         return "command is empty"
@@ -2965,55 +3102,161 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
         # One line only: a backslash-newline, a comment or a heredoc would hide the next line's
         # words from these rules.
         return "command spans lines"
-    words = _command_words(command)
-    if words is None:
+    tokens = _bash_tokens(command)
+    if tokens is None:
         return "command has an unbalanced quote"
-    if "cd" in words:
-        return "command uses cd"
-    for word in words:
-        # `-I../inc`, `-f/etc/x`: an option's glued value is a path too.
-        for path in (word, re.sub(_GLUED_OPTION, "", word)):
-            if ".." in path.split("/"):
+    pieces = [piece for is_operator, text in tokens if not is_operator
+              for piece in _PIECE_BREAKS.split(text) if piece]
+    for name in _PREFLIGHT_COMMANDS:
+        if name in pieces:
+            return "command uses %s" % name
+    values = [value for piece in pieces for value in _glued_values(piece)]
+    return _command_rejection(tokens, pieces, values) or _path_rejection(values, absolute_paths)
+
+
+def _path_rejection(values: Sequence[str], absolute_paths: bool) -> Optional[str]:
+    for path in values:
+        if "." in path:
+            if _PARENT_COMPONENT.search(path):
                 return "command has a '..' path component"
-            if re.search(_DOT_GLOB, path):
+            if _DOT_GLOB.search(path):
                 return "command has a glob that can match '..'"
-            if not absolute_paths and path.startswith("/"):
-                return "command has an absolute path and tools.bash.absolute_paths is false"
+        if not absolute_paths and path.startswith("/"):
+            return "command has an absolute path and tools.bash.absolute_paths is false"
     return None
 
 
-def _command_words(command: str) -> Optional[List[str]]:
-    """The command's pieces with quotes and backslashes removed as bash removes them, split at
-    _WORD_BREAKS even inside quotes (conservative: `echo "a cd"` is rejected too); None when a
-    quote is left open."""
-    words: List[str] = []
+def _glued_values(piece: str) -> List[str]:
+    """The piece itself and, for an option cluster, the rest after each of its letters: in
+    `-I../inc`, `-f/etc/x` or `sort -ro/x` any letter may be the flag whose value is glued on."""
+    letters = _OPTION_LETTERS.match(piece) if piece.startswith("-") else None
+    if letters is None:
+        return [piece]
+    start = letters.start(1)
+    return [piece] + [piece[start + count:] for count in range(1, len(letters.group(1)) + 1)]
+
+
+def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
+    """The one-line command as bash's reader splits it: (is_operator, text) pairs, words with
+    quotes and backslashes removed as bash removes them, up to the comment bash sees; None when
+    a quote is left open.  A quote begins a word even when empty, so `""#` and `a=#` are words,
+    not comments, as in bash."""
+    if not any(character in command for character in "'\"\\#"):
+        # Nothing to remove and no comment: the same tokens, found by one regex.
+        return [(text[0] in _BASH_DELIMITERS, text) for text in _PLAIN_TOKENS.findall(command)]
+    tokens: List[Tuple[bool, str]] = []
     current: List[str] = []
+    in_word = False
+    operator = ""
     quote = ""
     escaped = False
     for character in command:
-        if escaped:
+        if escaped or (quote == "'" and character != "'") or (
+                quote == '"' and character not in '"\\'):
             escaped = False
-        elif quote == "'" and character != "'":
-            pass
-        elif character == "\\":
-            escaped = True
+            current.append(character)
             continue
-        elif character in "'\"" and quote in ("", character):
-            quote = "" if quote else character
+        if not quote and character in _BASH_DELIMITERS:
+            if in_word:
+                tokens.append((False, "".join(current)))
+                current, in_word = [], False
+            if character in " \t":
+                operator = _flush_operator(tokens, operator)
+            else:
+                operator += character
             continue
-        elif character == "#" and not quote and not current:
+        if not quote and character == "#" and not in_word:
             break  # a comment runs to the end of the (single) line
-        if character in _WORD_BREAKS:
-            if current:
-                words.append("".join(current))
-                current = []
+        operator = _flush_operator(tokens, operator)
+        in_word = True
+        if character == "\\":
+            escaped = True
+        elif character in "'\"":
+            quote = "" if quote else character
         else:
             current.append(character)
     if quote:
         return None
-    if current:
-        words.append("".join(current))
+    if in_word:
+        tokens.append((False, "".join(current)))
+    _flush_operator(tokens, operator)
+    return tokens
+
+
+def _flush_operator(tokens: List[Tuple[bool, str]], operator: str) -> str:
+    if operator:
+        tokens.append((True, operator))
+    return ""
+
+
+def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str],
+                       values: Sequence[str]) -> Optional[str]:
+    """`.` (source) where it is a command, and a shell that runs a string: `bash -c`, `sh -s`,
+    or (as a command) a shell with no script, which runs what its stdin says (`x | bash`)."""
+    at_command = True
+    target = False  # the word after a redirection operator is its file, not a command
+    for index, (is_operator, text) in enumerate(tokens):
+        if is_operator:
+            redirect = _is_redirection(text)
+            at_command, target = (at_command, True) if redirect else (True, False)
+            continue
+        if target:
+            target = False
+            continue
+        if at_command and text == ".":
+            return "command uses . (source)"
+        if text.rsplit("/", 1)[-1] in _SHELLS:
+            reason = _shell_rejection(_command_arguments(tokens[index + 1:]), at_command)
+            if reason is not None:
+                return reason
+        at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit()
+                                     or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
+    # A shell named inside a quoted or glued word (`env -S'sh -c x'`, `env -Ssh`) too.
+    if _SHELLS.isdisjoint(value.rsplit("/", 1)[-1] for value in values):
+        return None
+    for index, piece in enumerate(pieces):
+        if any(value.rsplit("/", 1)[-1] in _SHELLS for value in _glued_values(piece)):
+            reason = _shell_rejection(pieces[index + 1:], False)
+            if reason is not None:
+                return reason
+    return None
+
+
+def _is_redirection(operator: str) -> bool:
+    return ("<" in operator or ">" in operator) and not any(c in operator for c in ";|(")
+
+
+def _command_arguments(tokens: Sequence[Tuple[bool, str]]) -> List[str]:
+    """The words of one simple command, up to its end, without its redirections."""
+    words: List[str] = []
+    target = False
+    for index, (is_operator, text) in enumerate(tokens):
+        if is_operator and not _is_redirection(text):
+            break
+        # A digit word before a redirection is its descriptor (`2>err`), not a script.
+        descriptor = text.isdigit() and index + 1 < len(tokens) and tokens[index + 1][0]
+        if not is_operator and not target and not descriptor:
+            words.append(text)
+        target = is_operator
     return words
+
+
+def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str]:
+    """Why a shell given ARGUMENTS runs a command string or its stdin, or None when it runs a
+    script.  Without a script a shell reads stdin: a rejection where it is the command."""
+    takes_value = False
+    for text in arguments:
+        if takes_value:
+            takes_value = False
+        elif re.match(r"^-[A-Za-z]*c", text):
+            return "command runs a shell on a command string"
+        elif re.match(r"^-[A-Za-z]*s", text):
+            return "command runs a shell that reads commands from stdin"
+        elif text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            takes_value = True
+        elif not text.startswith(("-", "+")):
+            return None  # the shell runs this script
+    return "command runs a shell that reads commands from stdin" if at_command else None
 
 
 # =================================================================================================
@@ -3561,8 +3804,20 @@ def session_event(kind: str, payload: Mapping[str, Any]) -> Dict[str, Any]:
     return {"type": kind, "timestamp": utc_timestamp(), "payload": dict(payload)}
 
 
+def record_call_id(event: ToolEvent) -> Optional[str]:
+    """The tool's call id (for a message, `assistant-<turn_id>`) as records hold it: sanitized as
+    labels are, so a credential-shaped or control-laden id from the agent is never stored."""
+    return None if event.call_id is None else _sanitized_call_id(event.call_id)
+
+
+@functools.lru_cache(maxsize=64)
+def _sanitized_call_id(call_id: str) -> str:
+    # Every record of a call holds the id two or three times; redaction is the costly part.
+    return sanitize_message(call_id, 128)
+
+
 def hook_activity_id(hook: HookDefinition, event: ToolEvent) -> str:
-    return "hook:%s:%s:%d" % (event.call_id or event.tool_name, hook.phase, hook.index)
+    return "hook:%s:%s:%d" % (record_call_id(event) or event.tool_name, hook.phase, hook.index)
 
 
 def lifecycle_payload(
@@ -3579,7 +3834,7 @@ def lifecycle_payload(
         "policy": hook.failure_policy,
         "category": outcome.category if failed else None,
         "target_ran": hook.phase != "before_tool",
-        "tool_call_id": event.call_id,
+        "tool_call_id": record_call_id(event),
         "activity_id": hook_activity_id(hook, event),
         "hook_index": hook.index,
         "elapsed_ms": outcome.elapsed_ms if outcome is not None else None,
@@ -3611,7 +3866,7 @@ def context_item_payload(
     return {
         "phase": hook.phase,
         "target_tool": event.tool_name,
-        "tool_call_id": event.call_id,
+        "tool_call_id": record_call_id(event),
         "hook_index": hook.index,
         "item_index": item_index,
         "role": item["role"],
@@ -3645,6 +3900,10 @@ def injection_warning(hook: HookDefinition, event: ToolEvent, injection: Injecti
                                 hook.provider_context_max_bytes), 400)
 
 
+# How long a record waits for the session file's lock before it is written without it.
+SESSION_LOCK_WAIT_SECONDS = 2
+
+
 class SessionFile:
     """A JSON Lines session file shared by several writers: one locked append per event.
 
@@ -3659,6 +3918,11 @@ class SessionFile:
     own that does not parse as JSON, which a reader skips, and every later record starts on its
     own line.  Lines are not fsynced: they survive the writer's death, not the machine's.
 
+    No writer waits forever: a lock held by anyone for more than SESSION_LOCK_WAIT_SECONDS (a
+    hook's stray child can hold it, since the path is in its payload) is given up for this
+    file's remaining appends, and each line is still written whole by one O_APPEND write, which
+    the kernel never interleaves with another; `append` then returns the warning, once.
+
     `append` raises OSError when the file cannot be opened, locked or written.  Usable as a
     context manager, which closes the file.
     """
@@ -3666,6 +3930,7 @@ class SessionFile:
     def __init__(self, path: str) -> None:
         self.path = path
         self._fd: Optional[int] = None
+        self._lock_given_up = False
 
     def __enter__(self) -> SessionFile:
         return self
@@ -3673,20 +3938,42 @@ class SessionFile:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def append(self, event: Mapping[str, Any]) -> None:
+    def append(self, event: Mapping[str, Any]) -> Optional[str]:
+        """Write one event as one line; the warning when the lock had to be given up, or None."""
         import fcntl
 
         line = dump_json(event) + b"\n"
         if self._fd is None:
             self._fd = self._open()
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        was_given_up = self._lock_given_up
+        locked = self._lock(fcntl)
         try:
             end = os.lseek(self._fd, 0, os.SEEK_END)
             if end and os.pread(self._fd, 1, end - 1) != b"\n":
                 line = b"\n" + line
             _write_all(self._fd, line)
         finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            if locked:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        return session_lock_warning() if self._lock_given_up and not was_given_up else None
+
+    def _lock(self, fcntl: Any) -> bool:
+        """Take the exclusive lock, waiting at most SESSION_LOCK_WAIT_SECONDS in all; whether it
+        was taken.  flock has no timeout, so the wait polls, from 1 ms up to 50 ms apart."""
+        deadline = time.monotonic() + (0 if self._lock_given_up else SESSION_LOCK_WAIT_SECONDS)
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                pass
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._lock_given_up = True
+                return False
+            time.sleep(min(pause, remaining))
+            pause = min(pause * 2, 0.05)
 
     def _open(self) -> int:
         _make_private_folders(os.path.dirname(self.path))
@@ -3715,6 +4002,11 @@ def _make_private_folders(folder: str) -> None:
             # Made meanwhile by a concurrent writer, or a file is in the way: then the next
             # mkdir or the open fails with the error that names it (ENOTDIR).
             pass
+
+
+def session_lock_warning() -> str:
+    return ("session file stayed locked by another process for %d s; this call's records were "
+            "written without the lock" % SESSION_LOCK_WAIT_SECONDS)
 
 
 def session_warning(exc: OSError) -> str:
@@ -4191,13 +4483,16 @@ class PhaseRun:
         self.events.append(event)
         if self.session is not None:
             try:
-                self.session.append(event)
+                note = self.session.append(event)
             except OSError as exc:
                 # Records are best-effort (spec): the call goes on, the result keeps them all,
                 # and the file keeps a prefix of them rather than one with holes.
                 self.session.close()
                 self.session = None
                 self.warnings.append(session_warning(exc))
+            else:
+                if note is not None:
+                    self.warnings.append(note)
 
     def show(self, rows: Sequence[Dict[str, Any]]) -> None:
         for row in rows:
@@ -4323,7 +4618,7 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
                     hook.failure_policy == "warn"):
                 run.warnings.append(injection_warning(hook, event, injection))
             run.show(injection_rows(audit, [item["content"] for item in injection.items],
-                                    run.settings.injected_content, event.call_id))
+                                    run.settings.injected_content, record_call_id(event)))
             if injection.items:
                 pending.append((hook, injection.items))
         if verdict != "continue":

@@ -1,0 +1,175 @@
+"""Preflight judges the words bash will run (issue 15, item 4), proven against real bash."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from conftest import bash_event, run_cli, write_script, write_settings
+
+import magihook
+
+BASH = "/bin/bash"
+
+
+def bash_runs_cd(command, cwd):
+    """Whether real bash, given COMMAND as magihook gives it to a hook, calls `cd`: a function
+    named cd stands in for the builtin and says so."""
+    probe = "cd() { echo CD-RAN; }; pushd() { echo CD-RAN; }; " + command
+    completed = subprocess.run([BASH, "-c", probe], cwd=str(cwd), capture_output=True,
+                               text=True, timeout=60)
+    return "CD-RAN" in completed.stdout
+
+
+def bash_words(command, cwd):
+    """The words real bash passes to a command, after its quote removal, up to its comment."""
+    probe = "words() { printf '<%s>' \"$@\"; }; words " + command
+    completed = subprocess.run([BASH, "-c", probe], cwd=str(cwd), capture_output=True,
+                               text=True, timeout=60)
+    return completed.stdout
+
+
+# `#` after `=`, `:`, `@` or an empty quote is part of a word in bash; after a blank or an
+# operator it starts a comment.  Each command either runs cd in bash or does not.
+COMMENT_FORMS = [
+    "a=#;cd ..", "x:#; cd ..", '""#;cd ..', "''#;cd ..", "x@#; cd ..", "a#b;cd ..",
+    "\\#;cd ..", "'#';cd ..", '"#";cd ..', "a=''#;cd ..", "./a.sh -d@#;cd ..",
+    "true #; cd ..", "true;#; cd ..", "true&&#; cd ..", "true|#; cd ..", "true #cd ..",
+    "./hook.sh # it's; cd ..", "true&#;cd ..",
+]
+
+
+@pytest.mark.parametrize("command", COMMENT_FORMS)
+def test_a_comment_starts_where_bash_s_does(tmp_path, command):
+    assert (magihook.preflight_rejection(command, True) is not None) == bash_runs_cd(
+        command, tmp_path), command
+
+
+@pytest.mark.parametrize("command", ["a=#;cd ..", "x:#; cd ..", '""#;cd ..'])
+def test_the_issue_s_comment_bypasses_are_rejected(command):
+    assert magihook.preflight_rejection(command, True) == "command uses cd"
+
+
+@pytest.mark.parametrize("words", [
+    "a=# b", "x:#y z", '""# c', "'' # c", "a\\ b c", '"x\\"y" z', "c''d .\\./x", "a#b #c d",
+    "-d@#x y", "'it''s' # 'open", '"a b"\'c d\'e', "a=b c:d x@y", "./x.sh  -v\t--out=./y",
+])
+def test_the_words_are_bash_s_words(tmp_path, words):
+    tokens = magihook._bash_tokens(words)
+    assert "".join("<%s>" % text for _, text in tokens) == bash_words(words, tmp_path)
+
+
+@pytest.mark.parametrize("command, reason", [
+    ("env -iC..", "command has a '..' path component"),
+    ("env -iC.. ./x.sh", "command has a '..' path component"),
+    ("tar -xvC../out -f a.tar", "command has a '..' path component"),
+    ("sort -ro/abs/path x", "command has an absolute path and tools.bash.absolute_paths is false"),
+    ("grep -rf/etc/pat x", "command has an absolute path and tools.bash.absolute_paths is false"),
+    ("ls -a.?/x", "command has a glob that can match '..'"),
+])
+def test_every_letter_of_a_glued_option_is_checked(command, reason):
+    assert magihook.preflight_rejection(command, False) == reason
+
+
+def test_glued_env_chdir_really_leaves_the_cwd(tmp_path):
+    # Why it matters: GNU env's -C is the cd that `-i` hid.
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    moved = subprocess.run([BASH, "-c", "env -iC.. /bin/pwd"], cwd=str(inner),
+                           capture_output=True, text=True)
+    if moved.returncode != 0:
+        pytest.skip("this env has no -C")
+    assert moved.stdout.strip() == str(tmp_path)
+    assert magihook.preflight_rejection("env -iC.. /bin/pwd", True) is not None
+
+
+@pytest.mark.parametrize("command, reason", [
+    ("eval c\\\\d .\\\\.", "command uses eval"),
+    ("eval ./x.sh", "command uses eval"),
+    ("pushd scripts", "command uses pushd"),
+    ("true; popd", "command uses popd"),
+    ("exec ./hook.sh", "command uses exec"),
+    ("source ./env.sh; ./x.sh", "command uses source"),
+    ("trap ./x.sh EXIT", "command uses trap"),
+    (". ./env.sh", "command uses . (source)"),
+    (". ./env.sh a b", "command uses . (source)"),
+    ("X=1 . ./env.sh", "command uses . (source)"),
+    ("true && . ./env.sh", "command uses . (source)"),
+    ("true;. ./env.sh", "command uses . (source)"),
+    (">log . ./env.sh", "command uses . (source)"),
+    ("2>log . ./env.sh", "command uses . (source)"),
+    ("command . ./env.sh", "command uses . (source)"),
+    ("cat <(. ./env.sh)", "command uses . (source)"),
+    ("'.' ./env.sh", "command uses . (source)"),
+    ("bash -c ./x.sh", "command runs a shell on a command string"),
+    ("sh -c './x.sh a'", "command runs a shell on a command string"),
+    ("/bin/bash -lc ./x.sh", "command runs a shell on a command string"),
+    ("bash -ec x", "command runs a shell on a command string"),
+    ("xargs sh -c x", "command runs a shell on a command string"),
+    ("env X=1 dash -c x", "command runs a shell on a command string"),
+    ("./gen.sh | bash", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | sh -s", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | bash -o posix", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | nice bash -e", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | bash 2>err", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | bash 2>&1", "command runs a shell that reads commands from stdin"),
+    ("env -S'bash -c ./x.sh'", "command runs a shell on a command string"),
+    ("env -S'sh -o posix -c ./x.sh'", "command runs a shell on a command string"),
+    ("coproc . ./env.sh", "command uses . (source)"),
+])
+def test_commands_that_reparse_or_change_directory_are_rejected(command, reason):
+    assert magihook.preflight_rejection(command, True) == reason
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name x", "ls .", "./a.sh . b", "./a.sh 'two . words'", "bash ./x.sh",
+    "bash -e ./x.sh", "sh scripts/a.sh arg", "./notify.sh bash", "./a.sh --exec-mode=x",
+    "./hook.sh # it's fine", "python3 scripts/audit.py -c config.json", "ls -la ./x",
+    "bash ./x.sh -c y", "bash -o posix ./x.sh", "bash ./x 2>&1 | tee log", "bash -x ./a.sh 2>err",
+])
+def test_ordinary_commands_still_pass(command):
+    assert magihook.preflight_rejection(command, True) is None
+
+
+def test_pushd_runs_as_cd_does_in_bash(tmp_path):
+    # The probe itself: bash really runs these directory changes, so they must not pass.
+    for command in ("pushd ..", "true; pushd .."):
+        assert bash_runs_cd(command, tmp_path)
+        assert magihook.preflight_rejection(command, True) == "command uses pushd"
+
+
+def test_a_rejected_bypass_is_a_runner_failure_and_runs_nothing(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    write_script(project, "mark.sh", "#!/bin/sh\ntouch marked\n")
+    config = write_settings(project, {"enabled": True, "before_tool": [
+        {"label": "h", "command": "a=#;./mark.sh;cd .."}]})
+    result = run_cli("run", "--phase", "before_tool", "--config", str(config),
+                     event=bash_event(), cwd=project)
+    failed = result.events("hook_lifecycle")[1]["payload"]
+    assert (failed["status"], failed["category"], failed["message"]) == (
+        "failed", "runner", "command rejected by preflight: command uses cd")
+    assert not (project / "marked").exists()
+
+
+def test_no_accepted_command_makes_bash_change_directory_or_reparse(tmp_path):
+    # Seeded random commands made of the pieces the bypasses were made of: of those preflight
+    # accepts, real bash must run none of cd, pushd, popd, eval, or a shell (functions stand in).
+    import random
+
+    pieces = ["c", "d", "cd", " cd", "cd ", " ", ";", "&", "|", "=", ":", "@", "#", "'", '"',
+              "\\", "(", ")", "<", ">", "a", "x", "''", '""', "-", "eval ", "pushd ", "c\\d",
+              "bash -c ", "sh -c ", "-C.."]
+    chooser = random.Random(15)
+    accepted = []
+    while len(accepted) < 150:
+        command = "".join(chooser.choice(pieces) for _ in range(chooser.randint(2, 8)))
+        if magihook.preflight_rejection(command, True) is None:
+            accepted.append(command)
+    probe = "".join("%s() { echo CD-RAN; }; " % name
+                    for name in ("cd", "pushd", "popd", "eval", "bash", "sh"))
+    for command in accepted:
+        completed = subprocess.run([BASH, "-c", probe + command], cwd=str(tmp_path),
+                                   stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                   timeout=60)
+        assert "CD-RAN" not in completed.stdout, command
