@@ -54,7 +54,7 @@ class MockModel:
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "MockModel":
+    def __enter__(self) -> MockModel:
         self.thread.start()
         return self
 
