@@ -229,15 +229,30 @@ def test_after_hooks_see_a_failed_command_as_failed_and_plain(gemini):
     assert envelope["result"]["content"] == "Output: e2e-out\nExit Code: 3"
 
 
-def test_read_file_line_range_reaches_hooks_in_magihooks_words(gemini):
-    (gemini.project / "lines.txt").write_text("".join("line %d\n" % n for n in range(1, 11)))
-    model = GeminiModel("read_file", {"file_path": str(gemini.project / "lines.txt"),
-                                      "start_line": 3, "end_line": 5})
+@pytest.mark.parametrize("tool,args,expected_tool,expected_request", [
+    ("read_file", lambda p: {"file_path": str(p / "lines.txt"), "start_line": 3, "end_line": 5},
+     "read", {"path": "lines.txt", "offset": 3, "limit": 3}),
+    ("grep_search", lambda p: {"pattern": "line 7", "dir_path": str(p),
+                               "include_pattern": "*.txt"},
+     "ffgrep", {"pattern": "line 7", "path": ".", "glob": "*.txt"}),
+    ("replace", lambda p: {"file_path": str(p / "lines.txt"), "instruction": "renumber",
+                           "old_string": "line", "new_string": "row", "allow_multiple": True},
+     "hash_edit", {"path": "lines.txt", "replace_all": True,
+                   "input": "*** Begin Patch\n*** Update File: lines.txt\n@@\n-line\n+row\n"
+                            "*** End Patch"}),
+])
+def test_gemini_061_fields_reach_hooks_in_magihooks_words(gemini, tool, args, expected_tool,
+                                                         expected_request):
+    lines = gemini.project / "lines.txt"
+    lines.write_text("".join("line %d\n" % n for n in range(1, 11)))
+    model = GeminiModel(tool, args(gemini.project))
     outcome = go(gemini, model, settings(before_tool=[capture_hook(gemini)]))
     assert outcome.returncode == 0, outcome
     (envelope,) = captured(gemini)
-    assert envelope["tool"]["name"] == "read"
-    assert envelope["request"] == {"path": "lines.txt", "offset": 3, "limit": 3}
+    assert envelope["tool"]["name"] == expected_tool
+    assert envelope["request"] == expected_request
+    if tool == "replace":  # the call ran as Gemini runs it: every occurrence replaced
+        assert lines.read_text().count("row ") == 10
 
 
 def test_hooks_config_disabled_runs_no_hook(gemini):
