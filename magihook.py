@@ -4198,11 +4198,14 @@ TURN_STOPPED_CONTENT = "This turn was stopped by local hook policy."
 
 # hook_event_name -> phase.  Message phases reach a dialect hook as the agent's end-of-turn event.
 AGENT_TOOL_EVENTS = MappingProxyType({
-    "claude-code": {"PreToolUse": "before_tool", "PostToolUse": "after_tool"},
+    "claude-code": {"PreToolUse": "before_tool", "PostToolUse": "after_tool",
+                    "PostToolUseFailure": "after_tool"},
     "codex": {"PreToolUse": "before_tool", "PostToolUse": "after_tool"},
     "gemini": {"BeforeTool": "before_tool", "AfterTool": "after_tool"},
 })
 AGENT_MESSAGE_EVENTS = MappingProxyType({"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent"})
+# Events that report a tool call that failed: their `error` is the result, with success false.
+_FAILED_TOOL_EVENTS = frozenset([("claude-code", "PostToolUseFailure")])
 
 # Per agent: (agent tool, magihook tool, {agent field: magihook field}).  Fields not listed are
 # not carried.  Forward (adapt), the row of the agent's tool name applies.  Backward (dialect
@@ -4309,7 +4312,9 @@ def adapt_event(
         "request": _agent_request(agent, row, raw, context["cwd"]),
         "context": context,
     }
-    if phase == "after_tool":
+    if (agent, event_name) in _FAILED_TOOL_EVENTS:
+        event["result"] = _agent_failure_result(row[1], document.get("error"))
+    elif phase == "after_tool":
         event["result"] = _agent_result(row[1], document.get("tool_response"))
     return phase, event
 
@@ -4382,17 +4387,26 @@ def _is_integer(value: Any) -> bool:
 
 
 def _relative_path(value: Any, cwd: str) -> Any:
-    """An absolute path inside cwd as cwd-relative; any other value unchanged."""
+    """An absolute path under cwd, spelled as `cwd/rest`, as the cwd-relative `rest`; any
+    other value unchanged.  Never normalized: `sub/../x` is not `x` when `sub` is a link, and a
+    dialect hook (a path-traversal guard) must see the `..` the agent sent.  A `rest` with a
+    `..` stays absolute, so a relative path in a request never climbs out of cwd."""
     if not isinstance(value, str) or not os.path.isabs(value):
         return value
-    relative = os.path.relpath(os.path.normpath(value), os.path.normpath(cwd))
-    return value if relative == ".." or relative.startswith(".." + os.sep) else relative
+    prefix = cwd.rstrip(os.sep) + os.sep
+    if value.rstrip(os.sep) == prefix.rstrip(os.sep):
+        return "."
+    rest = value[len(prefix):] if value.startswith(prefix) else ""
+    if not rest.strip(os.sep) or ".." in rest.split(os.sep):
+        return value
+    return rest
 
 
 def _absolute_path(value: Any, cwd: str) -> Any:
+    """A request path as the agent sends it: absolute, joined to cwd, never normalized."""
     if not isinstance(value, str):
         return value
-    return os.path.normpath(os.path.join(cwd, value))
+    return cwd if value == "." else os.path.join(cwd, value)
 
 
 def _edit_request(agent_tool: str, raw: Mapping[str, Any], path: Any, cwd: str) -> Dict[str, Any]:
@@ -4530,26 +4544,20 @@ def _agent_result(tool: str, response: Any) -> Dict[str, Any]:
     return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
 
 
-def agent_answer(agent: str, result: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
-    """A magihook result as the agent's hook answer; None (print nothing) for a plain continue.
+def _agent_failure_result(tool: str, error: Any) -> Dict[str, Any]:
+    """A failed-tool event's `error` as a magihook result: success false, the error as content."""
+    content = error if isinstance(error, str) or error is None else dump_json(error).decode("utf-8")
+    return {"tool_name": tool, "success": False, "content": content, "metadata": {}}
 
-    Never "allow": that would skip the agent's own permission prompt.
-    """
-    _check_agent(agent)
-    phase, verdict = result["phase"], result["verdict"]
-    event_name = _agent_event_name(agent, phase)
-    if verdict == "block":
-        return _deny_answer(agent, event_name, result["tool_result"]["content"])
-    if verdict == "fail":
-        if agent == "codex" and phase == "before_tool":
-            # Codex reads continue:false in PreToolUse as an invalid answer and runs the tool
-            # (output_parser.rs), so a stopped turn denies the call instead.
-            return _deny_answer(agent, event_name, BLOCKED_CONTENT)
-        return {"continue": False, "stopReason": TURN_STOPPED_CONTENT}
-    if result["context_items"]:
-        text = "\n\n".join(item["content"] for item in result["context_items"])
-        return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
-    return None
+
+# The agent's answer, one function per agent and kind, so each agent's protocol is fixed in one
+# place.  Every answer may also carry the agent's user-visible field (USER_MESSAGE_FIELDS): that
+# is where warnings and a broken settings file's details go, never stderr and never the model.
+USER_MESSAGE_FIELDS = MappingProxyType({
+    "claude-code": "systemMessage", "codex": "systemMessage", "gemini": "systemMessage",
+})
+SETTINGS_BROKEN_CONTENT = (
+    "This tool call was blocked because the local hook settings could not be loaded.")
 
 
 def _deny_answer(agent: str, event_name: str, reason: str) -> Dict[str, Any]:
@@ -4559,12 +4567,88 @@ def _deny_answer(agent: str, event_name: str, reason: str) -> Dict[str, Any]:
                                    "permissionDecisionReason": reason}}
 
 
-def agent_settings_snippet(agent: str, config: Optional[str] = None) -> Dict[str, Any]:
-    """The agent settings that make it call `magihook adapt AGENT` for every tool magihook wraps."""
+def _stop_answer(reason: str) -> Dict[str, Any]:
+    return {"continue": False, "stopReason": reason}
+
+
+def _claude_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+    if phase == "before_tool":
+        # Claude Code runs the tool on continue:false alone (measured, 2.1.197): deny it too.
+        return dict(_deny_answer("claude-code", event_name, reason),
+                    **_stop_answer(TURN_STOPPED_CONTENT))
+    return _stop_answer(TURN_STOPPED_CONTENT)
+
+
+def _codex_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+    if phase == "before_tool":
+        # Codex reads continue:false in PreToolUse as an invalid answer and runs the tool
+        # (output_parser.rs), so a stopped turn denies the call instead.
+        return _deny_answer("codex", event_name, reason)
+    return _stop_answer(TURN_STOPPED_CONTENT)
+
+
+def _gemini_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+    if phase == "before_tool":  # the deny holds even where a stop were not honoured
+        return dict(_deny_answer("gemini", event_name, reason), **_stop_answer(TURN_STOPPED_CONTENT))
+    return _stop_answer(TURN_STOPPED_CONTENT)
+
+
+# agent -> (event name, phase, model-visible reason) -> the answer that stops the turn; before a
+# tool it always denies the call (a `fail` guard must never let the tool run).
+AGENT_FAIL_ANSWERS: Mapping[str, Callable[[str, str, str], Dict[str, Any]]] = MappingProxyType({
+    "claude-code": _claude_fail_answer, "codex": _codex_fail_answer, "gemini": _gemini_fail_answer,
+})
+
+
+def agent_answer(agent: str, result: Mapping[str, Any],
+                 event_name: Optional[str] = None) -> Optional[Dict[str, Any]]:
+    """A magihook result as the agent's hook answer; None (print nothing) for a plain continue.
+
+    `event_name`: the agent's event being answered (default: the phase's first event).  Never
+    "allow": that would skip the agent's own permission prompt.  Warnings go in the agent's
+    user-visible field only.
+    """
+    _check_agent(agent)
+    phase, verdict = result["phase"], result["verdict"]
+    event_name = event_name or _agent_event_name(agent, phase)
+    answer: Dict[str, Any] = {}
+    if verdict == "block":
+        answer = _deny_answer(agent, event_name, result["tool_result"]["content"])
+    elif verdict == "fail":
+        answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, BLOCKED_CONTENT)
+    elif result["context_items"]:
+        text = "\n\n".join(item["content"] for item in result["context_items"])
+        answer = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+    return _with_user_message(agent, answer, result["warnings"]) or None
+
+
+def settings_error_answer(agent: str, event_name: str, error: MagihookError) -> Dict[str, Any]:
+    """A settings file that cannot be loaded fails closed: before a tool the agent's deny (and a
+    stop), after it a stop, each with a fixed sentence the model may see.  The error itself
+    names the file, so it goes only in the user-visible field."""
+    _check_agent(agent)
+    phase = AGENT_TOOL_EVENTS[agent].get(event_name, "after_tool")
+    answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, SETTINGS_BROKEN_CONTENT)
+    return _with_user_message(agent, answer, [error_text(error)])
+
+
+def _with_user_message(agent: str, answer: Dict[str, Any], lines: Sequence[str]) -> Dict[str, Any]:
+    if lines:
+        answer = dict(answer, **{USER_MESSAGE_FIELDS[agent]: "\n".join(
+            "magihook: " + line for line in lines)})
+    return answer
+
+
+def agent_settings_snippet(agent: str, config: Optional[str] = None,
+                           magihook: str = "magihook") -> Dict[str, Any]:
+    """The agent settings that make it call `magihook adapt AGENT` for every tool magihook wraps.
+
+    `magihook` is the command start, shell-quoted (the CLI passes magihook_command()).
+    """
     import shlex
 
     _check_agent(agent)
-    command = "magihook adapt " + agent
+    command = magihook + " adapt " + agent
     if config is not None:
         command += " --config " + shlex.quote(config)
     handler: Dict[str, Any] = {"type": "command", "command": command,
@@ -4573,8 +4657,26 @@ def agent_settings_snippet(agent: str, config: Optional[str] = None) -> Dict[str
         handler = dict({"name": "magihook"}, **handler)
         handler["timeout"] = _AGENT_HOOK_TIMEOUT_SECONDS * 1000
     matcher = "|".join(dict.fromkeys(row[0] for row in AGENT_TOOL_TABLE[agent]))
-    return {"hooks": {event: [{"matcher": matcher, "hooks": [handler]}]
-                      for event in AGENT_TOOL_EVENTS[agent]}}
+    snippet: Dict[str, Any] = {"hooks": {event: [{"matcher": matcher, "hooks": [handler]}]
+                                         for event in AGENT_TOOL_EVENTS[agent]}}
+    if agent == "gemini":  # Gemini 0.61 loads hooks only with hooksConfig.enabled
+        snippet["hooksConfig"] = {"enabled": True}
+    return snippet
+
+
+def magihook_command() -> str:
+    """This magihook as an agent must start it, shell-quoted: the console script it runs as, else
+    this interpreter and this file.  Never a bare `magihook`: an agent's PATH may lack the venv
+    it is installed in, and a command not found (exit 127) fails open in Claude Code."""
+    import shlex
+
+    script = sys.argv[0] if sys.argv else ""
+    if (os.path.basename(script) == "magihook" and os.path.isfile(script)
+            and os.access(script, os.X_OK)):
+        return shlex.quote(os.path.abspath(script))
+    if not sys.executable:
+        raise MagihookError("cannot tell which Python runs magihook (sys.executable is empty)")
+    return "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.abspath(__file__)))
 
 
 # -- dialect hooks: the seams the pipeline calls --
@@ -5339,26 +5441,44 @@ def cli_schema(options: Mapping[str, Any], out: Output) -> int:
 
 
 def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
-    """Answer one hook call of another agent in its own protocol; warnings go to stderr."""
+    """Answer one hook call of another agent in its own protocol.  Warnings, and a settings
+    file that cannot be loaded, go in the agent's user-visible field: nothing on stderr, which
+    an agent may hand its model or parse as the answer."""
     agent = options["args"][0]
     _check_agent(agent)
     if options.get("--print-settings"):
         if "--session" in options:
             raise UsageError("--print-settings takes no --session")
-        out.text(json.dumps(agent_settings_snippet(agent, options.get("--config")), indent=2))
+        out.text(json.dumps(agent_settings_snippet(
+            agent, print_settings_config(options.get("--config")), magihook_command()), indent=2))
         return 0
-    settings = load_settings(options.get("--config"))
-    mapped = adapt_event(agent, decode_event(read_event_input(sys.stdin)))
+    document = decode_event(read_event_input(sys.stdin))
+    mapped = adapt_event(agent, document)
     if mapped is None:
+        return 0
+    event_name = document["hook_event_name"]
+    try:
+        settings = load_settings(options.get("--config"))
+    except SettingsError as exc:
+        out.json(settings_error_answer(agent, event_name, exc))
         return 0
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
                        owns_process=_owns_process(options))
-    for warning in result["warnings"]:
-        out.error(warning)
-    answer = agent_answer(agent, result)
+    answer = agent_answer(agent, result, event_name)
     if answer is not None:
         out.json(answer)
     return 0
+
+
+def print_settings_config(config: Optional[str]) -> str:
+    """The absolute path of the settings file `--print-settings` names: `--config`, else the one
+    discovery finds here.  It must exist: a missing file would fail every call."""
+    path, _ = discover_settings(config, os.environ, os.getcwd())
+    if path is None:
+        raise UsageError("no settings file found here; pass --config PATH (magihook init makes one)")
+    if not os.path.isfile(path):
+        raise UsageError("%s: settings file not found" % path)
+    return os.path.abspath(path)
 
 
 def cli_import(options: Mapping[str, Any], out: Output) -> int:

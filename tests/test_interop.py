@@ -7,7 +7,11 @@ documents follow each agent's documented examples.  Every hook is a real process
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +23,7 @@ SCRIPTS = Path(__file__).resolve().parent / "interop_scripts"
 MARKER = "reason-marker-7f3a"  # every deny reason in the scripts holds it; it must never leak
 BLOCKED = "This tool call was blocked by local hook policy."
 STOPPED = "This turn was stopped by local hook policy."
+SETTINGS_BROKEN = "This tool call was blocked because the local hook settings could not be loaded."
 LIFECYCLE_KEYS = magihook.LIFECYCLE_KEYS
 
 
@@ -162,12 +167,16 @@ FAILING = "#!/bin/sh\ncat >/dev/null\necho oops >&2\nexit 1\n"
 
 
 @pytest.mark.parametrize("agent,stdin,tool,phase,event_name,expected", [
-    ("claude-code", claude_stdin, "Bash", "before_tool", "PreToolUse",
-     {"continue": False, "stopReason": STOPPED}),
+    # Before a tool, a fail is also the agent's deny: Claude Code runs the tool on
+    # continue:false alone.
+    ("claude-code", claude_stdin, "Bash", "before_tool", "PreToolUse", {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                               "permissionDecisionReason": BLOCKED},
+        "continue": False, "stopReason": STOPPED}),
     ("claude-code", claude_stdin, "Bash", "after_tool", "PostToolUse",
      {"continue": False, "stopReason": STOPPED}),
     ("gemini", gemini_stdin, "run_shell_command", "before_tool", "BeforeTool",
-     {"continue": False, "stopReason": STOPPED}),
+     {"decision": "deny", "reason": BLOCKED, "continue": False, "stopReason": STOPPED}),
     ("gemini", gemini_stdin, "run_shell_command", "after_tool", "AfterTool",
      {"continue": False, "stopReason": STOPPED}),
     # Codex ignores continue:false in PreToolUse, so the call is denied instead.
@@ -188,14 +197,20 @@ def test_adapt_fail_stops_the_turn(project, agent, stdin, tool, phase, event_nam
     assert result.json == expected
 
 
-def test_adapt_warnings_go_to_stderr_never_into_the_answer(project):
+@pytest.mark.parametrize("agent,stdin,tool,event_name", [
+    ("claude-code", claude_stdin, "Bash", "PreToolUse"),
+    ("codex", codex_stdin, "Bash", "PreToolUse"),
+    ("gemini", gemini_stdin, "run_shell_command", "BeforeTool"),
+])
+def test_adapt_warnings_reach_the_user_field_only(project, agent, stdin, tool, event_name):
+    # Never stderr: Gemini parses stderr as the answer when stdout is empty, Claude Code hands
+    # a hook's stderr to the model on some exits.
     write_script(project, "fail.sh", FAILING)
     settings = config(project, before_tool=[{"label": "flaky", "command": "./fail.sh"}])
-    result = adapt("claude-code", project, claude_stdin(project, "Bash", {"command": "ls"}),
-                   settings)
-    assert (result.returncode, result.stdout) == (0, "")
-    assert result.stderr == (
-        "hook flaky (before_tool #0, bash) failed: exit: hook exited with status 1\n")
+    result = adapt(agent, project, stdin(project, tool, {"command": "ls"}, event_name), settings)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json == {"systemMessage": (
+        "magihook: hook flaky (before_tool #0, bash) failed: exit: hook exited with status 1")}
 
 
 @pytest.mark.parametrize("agent,stdin,tool,event_name,response", [
@@ -220,25 +235,153 @@ def test_adapt_context_items_become_additional_context(project, agent, stdin, to
         "additionalContext": "Relevant bounded memory for next provider call (after bash).\n\nsecond"}}
 
 
-def test_print_settings_for_each_agent():
-    claude = run_cli("adapt", "claude-code", "--print-settings")
-    handler = {"type": "command", "command": "magihook adapt claude-code", "timeout": 600}
+@pytest.mark.parametrize("agent,stdin,tool,event_name,expected", [
+    ("claude-code", claude_stdin, "Bash", "PreToolUse", {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                               "permissionDecisionReason": SETTINGS_BROKEN},
+        "continue": False, "stopReason": STOPPED}),
+    ("claude-code", claude_stdin, "Bash", "PostToolUse", {"continue": False, "stopReason": STOPPED}),
+    ("claude-code", claude_stdin, "Bash", "PostToolUseFailure",
+     {"continue": False, "stopReason": STOPPED}),
+    ("codex", codex_stdin, "Bash", "PreToolUse", {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": SETTINGS_BROKEN}}),
+    ("codex", codex_stdin, "Bash", "PostToolUse", {"continue": False, "stopReason": STOPPED}),
+    ("gemini", gemini_stdin, "run_shell_command", "BeforeTool", {
+        "decision": "deny", "reason": SETTINGS_BROKEN, "continue": False, "stopReason": STOPPED}),
+    ("gemini", gemini_stdin, "run_shell_command", "AfterTool",
+     {"continue": False, "stopReason": STOPPED}),
+])
+def test_adapt_broken_settings_fail_closed_and_name_no_path(project, agent, stdin, tool,
+                                                            event_name, expected):
+    # The model sees one fixed sentence; the file and the error are in the user's field only.
+    settings = project / "broken.json"
+    settings.write_text('{"hooks": {"enabled": true, "timeout": 5}}')
+    result = adapt(agent, project, stdin(project, tool, {"command": "ls"}, event_name,
+                                         tool_response="out", error="boom"), str(settings))
+    assert (result.returncode, result.stderr) == (0, "")
+    answer = result.json
+    message = answer.pop("systemMessage")
+    assert answer == expected
+    assert message == ("magihook: %s: $.hooks.timeout: unknown key 'timeout' (did you mean "
+                       "'timeout_seconds'?)" % settings)
+    assert str(project) not in json.dumps(answer)
+
+
+def test_adapt_missing_settings_file_fails_closed(project):
+    result = adapt("claude-code", project, claude_stdin(project, "Bash", {"command": "ls"}),
+                   str(project / "gone.json"))
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert result.json["systemMessage"] == "magihook: %s: settings file not found" % (
+        project / "gone.json")
+
+
+def test_post_tool_use_failure_runs_after_hooks_with_success_false(project):
+    settings = capture_settings(project, "after_tool")
+    write_script(project, "ctx.sh", "#!/bin/sh\ncat >/dev/null\nprintf '%s' "
+                 "'{\"context_items\": [{\"role\": \"user\", \"content\": \"noted\"}]}'\n")
+    document = json.loads(Path(settings).read_text())
+    document["hooks"]["provider_context_injection"] = True
+    document["hooks"]["after_tool"].append({"label": "ctx", "command": "./ctx.sh"})
+    Path(settings).write_text(json.dumps(document))
+    result = adapt("claude-code", project, claude_stdin(
+        project, "Bash", {"command": "false"}, "PostToolUseFailure",
+        error="Exit code 1\nboom", is_interrupt=False, duration_ms=12), settings)
+    assert (result.returncode, result.stderr) == (0, "")
+    (record,) = captured(project)
+    assert record["stdin"]["result"] == {"tool_name": "bash", "success": False,
+                                         "content": "Exit code 1\nboom", "metadata": {}}
+    assert result.json == {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
+                                                  "additionalContext": "noted"}}
+
+
+@pytest.mark.parametrize("agent,stdin,tool", [
+    ("claude-code", claude_stdin, "Write"),
+    ("gemini", gemini_stdin, "write_file"),
+])
+def test_dialect_hooks_get_the_agents_path_unnormalized(project, agent, stdin, tool):
+    # A path-traversal guard must see the `..` the agent sent; normalizing would also change
+    # which file `link/../x` names.
+    install(project, "capture.py")
+    settings = config(project, before_tool=[dialect_hook(agent, "capture.py")])
+    for sent in ("%s/sub/../x.txt" % project, "%s/./a//b.txt" % project, "%s/in.txt" % project,
+                 "/elsewhere/../etc/passwd"):
+        result = adapt(agent, project, stdin(project, tool, {"file_path": sent, "content": "x"}),
+                       settings)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert [record["stdin"]["tool_input"]["file_path"] for record in captured(project)] == [
+        "%s/sub/../x.txt" % project, "%s/./a//b.txt" % project, "%s/in.txt" % project,
+        "/elsewhere/../etc/passwd"]
+
+
+def test_adapt_paths_are_cwd_relative_only_without_dot_dot(project):
+    settings = capture_settings(project)
+    for sent in ("%s/in.txt" % project, "%s/sub/../x.txt" % project, str(project)):
+        adapt("claude-code", project, claude_stdin(project, "Read", {"file_path": sent}), settings)
+    assert [record["stdin"]["request"]["path"] for record in captured(project)] == [
+        "in.txt", "%s/sub/../x.txt" % project, "."]
+
+
+def test_print_settings_for_each_agent(tmp_path):
+    # Absolute paths only: the agent's PATH may lack magihook's venv (exit 127 fails open in
+    # Claude Code), and the agent runs hooks in folders of its own.
+    folder = tmp_path / "my settings"
+    folder.mkdir()
+    (folder / "s.json").write_text('{"hooks": {"enabled": true}}')
+    start = "%s %s" % (shlex.quote(sys.executable), shlex.quote(magihook.__file__))
+    config_arg = " --config '%s'" % (folder / "s.json")
+    claude = run_cli("adapt", "claude-code", "--print-settings", "--config", "s.json", cwd=folder)
+    handler = {"type": "command", "command": start + " adapt claude-code" + config_arg,
+               "timeout": 600}
     group = {"matcher": "Bash|Read|Write|Edit|MultiEdit|Grep|Glob|WebSearch|Task|Agent",
              "hooks": [handler]}
     assert (claude.returncode, claude.stderr) == (0, "")
-    assert json.loads(claude.stdout) == {"hooks": {"PreToolUse": [group], "PostToolUse": [group]}}
-    codex = json.loads(run_cli("adapt", "codex", "--print-settings").stdout)
+    assert json.loads(claude.stdout) == {"hooks": {
+        "PreToolUse": [group], "PostToolUse": [group], "PostToolUseFailure": [group]}}
+    codex = json.loads(run_cli("adapt", "codex", "--print-settings", "--config",
+                               str(folder / "s.json")).stdout)
     group = {"matcher": "Bash|shell|exec_command|local_shell|shell_command|apply_patch|spawn_agent",
-             "hooks": [{"type": "command", "command": "magihook adapt codex", "timeout": 600}]}
+             "hooks": [{"type": "command", "command": start + " adapt codex" + config_arg,
+                        "timeout": 600}]}
     assert codex == {"hooks": {"PreToolUse": [group], "PostToolUse": [group]}}
     gemini = json.loads(run_cli("adapt", "gemini", "--print-settings", "--config",
-                                "/my settings/s.json").stdout)
+                                str(folder / "s.json")).stdout)
     group = {"matcher": "run_shell_command|read_file|write_file|replace|grep_search|"
                         "search_file_content|glob|google_web_search",
              "hooks": [{"name": "magihook", "type": "command",
-                        "command": "magihook adapt gemini --config '/my settings/s.json'",
-                        "timeout": 600000}]}
-    assert gemini == {"hooks": {"BeforeTool": [group], "AfterTool": [group]}}
+                        "command": start + " adapt gemini" + config_arg, "timeout": 600000}]}
+    assert gemini == {"hooks": {"BeforeTool": [group], "AfterTool": [group]},
+                      "hooksConfig": {"enabled": True}}
+
+
+def test_print_settings_names_the_console_script_and_the_found_file(tmp_path):
+    # Run as the installed console script, the snippet names that script; without --config, the
+    # file discovery finds, made absolute.
+    script = Path(sys.executable).parent / "magihook"
+    if not script.exists():
+        pytest.skip("magihook console script not installed next to this python")
+    (tmp_path / ".magi-code").mkdir()
+    (tmp_path / ".magi-code" / "settings.json").write_text('{"hooks": {"enabled": true}}')
+    env = dict(os.environ, HOME=str(tmp_path / "home"))
+    env.pop("MAGIHOOK_CONFIG", None)
+    done = subprocess.run([str(script), "adapt", "claude-code", "--print-settings"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    command = json.loads(done.stdout)["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command == "%s adapt claude-code --config %s" % (
+        script, tmp_path / ".magi-code" / "settings.json")
+
+
+def test_print_settings_needs_an_existing_settings_file(tmp_path):
+    missing = run_cli("adapt", "codex", "--print-settings", "--config", "nope.json", cwd=tmp_path)
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == ("magihook: nope.json: settings file not found (see magihook --help)\n")
+    env = {"HOME": str(tmp_path / "home"), "MAGIHOOK_CONFIG": ""}
+    none = run_cli("adapt", "gemini", "--print-settings", cwd=tmp_path, env=env)
+    assert (none.returncode, none.stdout) == (2, "")
+    assert none.stderr == ("magihook: no settings file found here; pass --config PATH (magihook "
+                           "init makes one) (see magihook --help)\n")
 
 
 def test_adapt_bad_input_and_usage_are_exit_2(project):
@@ -623,9 +766,10 @@ def test_codex_patch_guard_through_adapt(project):
     vendor = "*** Begin Patch\n*** Update File: vendor/x.c\n@@\n-a\n+b\n*** End Patch\n"
     result = adapt("codex", project, codex_stdin(project, "apply_patch", {"command": vendor}),
                    settings)
-    assert (result.returncode, result.stdout) == (0, "")
-    assert result.stderr == ("hook h (before_tool #0, hash_edit) failed: exit: hook returned "
-                             "permissionDecision deny without a reason\n")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json == {"systemMessage": "magihook: hook h (before_tool #0, hash_edit) failed: "
+                                            "exit: hook returned permissionDecision deny without a "
+                                            "reason"}
 
 
 def test_gemini_guard_through_adapt(project):

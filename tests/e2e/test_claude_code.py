@@ -1,0 +1,257 @@
+"""Claude Code (pinned, from npm) calling `magihook adapt claude-code` end to end.
+
+Each test writes a scratch project: magihook's settings in `.magi-code/settings.json`, and
+`.claude/settings.json` exactly as `magihook adapt claude-code --print-settings --config ...`
+prints it.  `claude -p` then runs against a mock of the Messages API that scripts one or two
+tool calls, then a final answer, and records every request: what the model saw is read from
+those requests, whether the tool ran from the files it would touch.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from claude_mock import FINAL_TEXT, ClaudeModel, print_settings, request_text, result_text, run_claude
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "hooks"
+BLOCKED = "This tool call was blocked by local hook policy."
+SETTINGS_BROKEN = "This tool call was blocked because the local hook settings could not be loaded."
+FAILING = "#!/bin/sh\ncat >/dev/null\necho 'hook-stderr-secret' >&2\nexit 1\n"
+# A guard written once against magihook's tools: a secret-like path or a credential in what a
+# write or an edit would put in a file (write's content, hash_edit's patch).
+WRITE_GUARD = r"""#!/usr/bin/env bash
+set -euo pipefail
+payload=$(cat)
+path=$(printf '%s' "$payload" | jq -r '.request.path // ""')
+text=$(printf '%s' "$payload" | jq -r '(.request.content // "") + (.request.input // "")')
+case "$path" in *.key|*.pem|.env|*/.env) exit 10 ;; esac
+if printf '%s' "$text" | grep -Eq 'sk-[A-Za-z0-9_-]{16,}'; then exit 11; fi
+"""
+# Records the after_tool envelope it gets (magihook's own dialect, payload full).
+RECORDER = r"""#!/usr/bin/env bash
+cat >> "$(dirname "$0")/after.jsonl"
+printf '\n' >> "$(dirname "$0")/after.jsonl"
+"""
+LEAK_MARKERS = ("hook-stderr-secret", "unknown key", ".magi-code")
+
+
+@pytest.fixture
+def claude(agent_cli):
+    return agent_cli("claude-code")
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    project = tmp_path / "project"
+    (project / "hooks").mkdir(parents=True)
+    (project / ".claude").mkdir()
+    (project / ".magi-code").mkdir()
+    (tmp_path / "claude-home").mkdir()
+    return project
+
+
+def wire(project: Path, hooks: dict, raw: str = None) -> Path:
+    """magihook's settings (or `raw` text), and Claude Code wired by --print-settings."""
+    settings = project / ".magi-code" / "settings.json"
+    settings.write_text(raw if raw is not None else json.dumps({"hooks": dict({"enabled": True},
+                                                                                **hooks)}))
+    snippet = print_settings(settings)
+    (project / ".claude" / "settings.json").write_text(json.dumps(snippet, indent=2))
+    return settings
+
+
+def script(project: Path, name: str, body: str = None) -> str:
+    path = project / "hooks" / name
+    if body is None:
+        shutil.copy2(EXAMPLES / name, path)
+    else:
+        path.write_text(body)
+    path.chmod(0o755)
+    return "./hooks/" + name
+
+
+def go(claude, project, calls):
+    with ClaudeModel(calls) as model:
+        run = run_claude(claude, project, project.parent / "claude-home", model)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run
+
+
+def seen(run):
+    """(the tool results the model got, how many conversation requests it got)."""
+    conversation = run.model.conversation()
+    results = run.tool_results_seen()
+    return [(result_text(block), block.get("is_error", False)) for block in results], len(conversation)
+
+
+def assert_nothing_leaked(run, project):
+    for request in run.model.requests:
+        text = request_text(request.body)
+        for marker in LEAK_MARKERS + (str(project / ".magi-code"),):
+            assert marker not in text, marker
+
+
+def bash(command):
+    return ("Bash", {"command": command, "description": "scripted"})
+
+
+# --- before_tool verdicts -----------------------------------------------------------------------
+
+def test_block_denies_and_the_model_sees_the_sanitized_deny(claude, scratch):
+    (scratch / "sentinel").write_text("keep")
+    wire(scratch, {"before_tool": [{"label": "gate", "command": script(scratch, "block-dangerous-bash.sh"),
+                                    "payload": "full", "failure_policy": "block",
+                                    "include_tools": ["bash"]}]})
+    run = go(claude, scratch, [bash("rm -rf sentinel")])
+    assert (scratch / "sentinel").exists()
+    results, requests = seen(run)
+    assert results == [(BLOCKED, True)]
+    assert (requests, run.final()["result"]) == (2, FINAL_TEXT)  # the turn goes on
+    assert "blocked dangerous command pattern" not in request_text(run.model.conversation()[-1].body)
+
+
+def test_allow_the_real_output_reaches_the_model(claude, scratch):
+    wire(scratch, {"before_tool": [{"label": "gate", "command": script(scratch, "block-dangerous-bash.sh"),
+                                    "payload": "full", "failure_policy": "block",
+                                    "include_tools": ["bash"]}]})
+    run = go(claude, scratch, [bash("echo allowed-$((40 + 2)) > out.txt; cat out.txt")])
+    assert (scratch / "out.txt").read_text() == "allowed-42\n"
+    results, requests = seen(run)
+    assert results == [("allowed-42", False)]
+    assert requests == 2
+
+
+def test_fail_before_the_tool_denies_it(claude, scratch):
+    (scratch / "sentinel").write_text("keep")
+    wire(scratch, {"before_tool": [{"label": "strict", "command": script(scratch, "fail.sh", FAILING),
+                                    "failure_policy": "fail"}]})
+    run = go(claude, scratch, [bash("rm -f sentinel")])
+    assert (scratch / "sentinel").exists()
+    results, requests = seen(run)
+    assert results == [(BLOCKED, True)]
+    assert run.hook_answers("PreToolUse")[0]["continue"] is False
+    # Claude Code ignores continue:false next to a deny: the turn goes on to the final answer.
+    assert (requests, run.final()["result"]) == (2, FINAL_TEXT)
+    assert run.hook_answers("PostToolUse") == []  # the tool never ran
+    assert_nothing_leaked(run, scratch)
+
+
+def test_timeout_under_block_denies(claude, scratch):
+    (scratch / "sentinel").write_text("keep")
+    slow = "#!/bin/sh\ncat >/dev/null\nexec sleep 30\n"
+    wire(scratch, {"before_tool": [{"label": "slow", "command": script(scratch, "slow.sh", slow),
+                                    "timeout_seconds": 1, "failure_policy": "block"}]})
+    run = go(claude, scratch, [bash("rm -f sentinel")])
+    assert (scratch / "sentinel").exists()
+    results, _ = seen(run)
+    assert results == [(BLOCKED, True)]
+
+
+def test_warn_runs_the_tool_and_tells_only_the_user(claude, scratch):
+    wire(scratch, {"before_tool": [{"label": "flaky-gate-7f3a", "command": script(scratch, "fail.sh", FAILING),
+                                    "failure_policy": "warn"}]})
+    run = go(claude, scratch, [bash("echo ran > ran.txt; echo ran")])
+    assert (scratch / "ran.txt").exists()
+    results, requests = seen(run)
+    assert (results, requests) == ([("ran", False)], 2)
+    warning = "magihook: hook flaky-gate-7f3a (before_tool #0, bash) failed: exit: hook exited with status 1"
+    assert run.hook_answers("PreToolUse") == [{"systemMessage": warning}]
+    assert run.user_messages() == [warning]
+    for request in run.model.requests:
+        assert "flaky-gate-7f3a" not in request_text(request.body)
+    assert_nothing_leaked(run, scratch)
+
+
+def test_broken_settings_fail_closed_and_show_the_model_no_path(claude, scratch):
+    (scratch / "sentinel").write_text("keep")
+    settings = wire(scratch, {}, raw='{"hooks": {"enabled": true, "timeout": 5}}')
+    run = go(claude, scratch, [bash("rm -f sentinel")])
+    assert (scratch / "sentinel").exists()
+    results, requests = seen(run)
+    assert results == [(SETTINGS_BROKEN, True)]
+    assert requests == 2
+    assert_nothing_leaked(run, scratch)
+    # The details (the file, the key) are shown to the user only.
+    assert run.user_messages() == [
+        "magihook: %s: $.hooks.timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?)"
+        % settings]
+
+
+# --- write guards through Claude Code's file tools ---------------------------------------------
+
+def test_write_guard_through_write_and_edit(claude, scratch):
+    (scratch / "app.py").write_text("TOKEN = 'x'\n")
+    guard = script(scratch, "write-guard.sh", WRITE_GUARD)
+    wire(scratch, {"before_tool": [{"label": "writes", "command": guard, "payload": "full",
+                                    "failure_policy": "block", "include_tools": ["write", "hash_edit"]}]})
+    secret = "sk-" + "A" * 24
+    run = go(claude, scratch, [
+        ("Write", {"file_path": str(scratch / "server.key"), "content": "-----BEGIN KEY-----\n"}),
+        ("Read", {"file_path": str(scratch / "app.py")}),
+        ("Edit", {"file_path": str(scratch / "app.py"), "old_string": "'x'",
+                  "new_string": "'%s'" % secret}),
+        ("Write", {"file_path": str(scratch / "notes.txt"), "content": "fine\n"}),
+    ])
+    assert not (scratch / "server.key").exists()
+    assert (scratch / "app.py").read_text() == "TOKEN = 'x'\n"
+    assert (scratch / "notes.txt").read_text() == "fine\n"
+    results, _ = seen(run)
+    assert [results[0], results[2]] == [(BLOCKED, True), (BLOCKED, True)]
+    assert results[3][1] is False
+
+
+def test_shipped_write_validator_through_write(claude, scratch):
+    validator = script(scratch, "write-validator.sh")
+    wire(scratch, {"before_tool": [{"label": "validator", "command": validator, "payload": "full",
+                                    "failure_policy": "block", "include_tools": ["write"]}]})
+    run = go(claude, scratch, [("Write", {"file_path": str(scratch / "server.key"), "content": "k\n"})])
+    assert not (scratch / "server.key").exists()
+    assert seen(run)[0] == [(BLOCKED, True)]
+
+
+# --- after_tool -------------------------------------------------------------------------------
+
+def test_context_injection_reaches_the_next_request(claude, scratch):
+    memory = script(scratch, "memory-after.sh")
+    wire(scratch, {"provider_context_injection": True,
+                   "after_tool": [{"label": "memory", "command": memory}]})
+    run = go(claude, scratch, [bash("echo hi")])
+    conversation = run.model.conversation()
+    assert len(conversation) == 2
+    assert "Relevant bounded memory for next provider call (after bash)." in request_text(
+        conversation[1].body)
+    assert "Relevant bounded memory" not in request_text(conversation[0].body)
+
+
+def test_fail_after_the_tool_stops_the_turn(claude, scratch):
+    wire(scratch, {"after_tool": [{"label": "strict-after", "command": script(scratch, "fail.sh", FAILING),
+                                   "failure_policy": "fail"}]})
+    run = go(claude, scratch, [bash("echo ran > ran.txt")])
+    assert (scratch / "ran.txt").exists()  # the tool ran before the after hook
+    _, requests = seen(run)
+    assert requests == 1  # nothing went on to the model
+    assert (run.final()["terminal_reason"], run.final()["result"]) == ("hook_stopped", "")
+    assert_nothing_leaked(run, scratch)
+
+
+def test_failed_tool_reaches_after_hooks_with_success_false(claude, scratch):
+    recorder = script(scratch, "recorder.sh", RECORDER)
+    memory = script(scratch, "memory-after.sh")
+    wire(scratch, {"provider_context_injection": True,
+                   "after_tool": [{"label": "audit", "command": recorder, "payload": "full"},
+                                  {"label": "memory", "command": memory}]})
+    run = go(claude, scratch, [bash("echo failing-output; exit 3")])
+    (record,) = [json.loads(line) for line in (scratch / "hooks" / "after.jsonl").read_text().splitlines()
+                 if line.strip()]
+    assert (record["tool"]["name"], record["result"]["success"]) == ("bash", False)
+    assert record["result"]["content"] == "Exit code 3\nfailing-output"
+    # PostToolUseFailure's additionalContext reaches the model, after the failed result.
+    results, requests = seen(run)
+    assert (results, requests) == ([("Exit code 3\nfailing-output", True)], 2)
+    assert "PostToolUseFailure:Bash hook additional context: Relevant bounded memory" in request_text(
+        run.model.conversation()[-1].body)
+
