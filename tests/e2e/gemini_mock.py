@@ -124,8 +124,10 @@ class GeminiRun:
                    GEMINI_API_KEY="test-key-not-real", NO_COLOR="1", CI="1", TERM="dumb")
         if trusted:  # else headless Gemini refuses the folder (exit 55) and loads no hook
             env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
-        # the venv's bin first: a bare `magihook` in the printed command resolves as for a user
-        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+        # no venv on PATH: the printed command must name magihook by its absolute path
+        env["PATH"] = os.pathsep.join(
+            part for part in env.get("PATH", "").split(os.pathsep)
+            if part and Path(part).resolve() != Path(sys.executable).parent.resolve())
         return env
 
     def run(self, model: GeminiModel, prompt: str = "Do the task.", trusted: bool = True) -> Outcome:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import pytest
 from gemini_mock import FINAL_ANSWER, ROOT, GeminiModel, GeminiRun, function_responses
 
 BLOCKED = "This tool call was blocked by local hook policy."
 HOOK_SECRET = "hook-private-text-7f3a"  # what hooks print: it must never reach the model
+STOPPED_LINE = ("Error executing tool run_shell_command: Agent execution stopped by hook: "
+                "This turn was stopped by local hook policy.")
 
 
 @pytest.fixture
@@ -88,10 +91,13 @@ def go(run, model, document):
 
 
 def test_print_settings_is_what_gemini_runs(gemini):
+    gemini.magihook_settings(settings())
     snippet = gemini.wire()
     assert set(snippet["hooks"]) == {"BeforeTool", "AfterTool"}
+    assert snippet["hooksConfig"] == {"enabled": True}
     command = snippet["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
-    assert command.endswith("adapt gemini --config " + str(gemini.settings_file))
+    assert command == "%s %s adapt gemini --config %s" % (
+        sys.executable, ROOT / "magihook.py", gemini.settings_file)
 
 
 def test_block_keeps_the_sentinel_and_the_model_sees_the_sanitized_deny(gemini):
@@ -161,10 +167,6 @@ def test_write_guard_lets_an_ordinary_write_through(gemini):
     assert (gemini.project / "notes.txt").read_text() == "hello\n"
 
 
-STOPPED_LINE = ("Error executing tool run_shell_command: Agent execution stopped by hook: "
-                "This turn was stopped by local hook policy.")
-
-
 def test_fail_before_the_tool_keeps_the_sentinel_and_stops_the_turn(gemini):
     model = shell("rm sentinel.txt")
     outcome = go(gemini, model, settings(before_tool=[failing_hook(gemini, "fail")]))
@@ -194,6 +196,12 @@ def test_broken_settings_fail_closed_without_showing_a_path(gemini):
     outcome = go(gemini, model, broken)
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
+    assert model.after_tool() is None, "the turn went on to the model"
+    assert STOPPED_LINE in outcome.stderr.splitlines()
+    # the details are the user's, in Gemini's user-visible message
+    assert ("Hook system message: magihook: %s: $.hooks.before_tool[0].timeout: unknown key "
+            "'timeout' (did you mean 'timeout_seconds'?)" % gemini.settings_file
+            ) in outcome.stderr.splitlines()
     assert_nothing_private(gemini, model)
 
 
@@ -213,7 +221,8 @@ def test_a_warning_reaches_the_user_not_the_model(gemini, phase):
     assert outcome.returncode == 0, outcome
     assert not (gemini.project / "sentinel.txt").exists()
     assert "Output: ran" in tool_output(model)
-    warning = "hook failing (%s #0, bash) failed: exit: hook exited with status 1" % phase
+    warning = "magihook: hook failing (%s #0, bash) failed: exit: hook exited with status 1" % (
+        phase)
     assert "Hook system message: " + warning in outcome.stderr  # Gemini shows the user
     for request in model.requests:
         assert "hook failing" not in request.raw.decode("utf-8", "replace")
@@ -256,12 +265,15 @@ def test_gemini_061_fields_reach_hooks_in_magihooks_words(gemini, tool, args, ex
 
 
 def test_hooks_config_disabled_runs_no_hook(gemini):
-    """Gemini's own switch: `hooksConfig.enabled: false` (user settings) loads no hook at all,
-    so magihook cannot guard anything; the guard here would have blocked the call."""
-    user = gemini.home / ".gemini" / "settings.json"
-    user.write_text(json.dumps(dict(json.loads(user.read_text()), hooksConfig={"enabled": False})))
+    """Gemini's own switch: `hooksConfig.enabled: false` loads no hook at all, so magihook
+    cannot guard anything; the guard here would have blocked the call."""
     model = shell("rm sentinel.txt")
-    outcome = go(gemini, model, settings(before_tool=[failing_hook(gemini, "block")]))
+    gemini.magihook_settings(settings(before_tool=[failing_hook(gemini, "block")]))
+    printed = gemini.wire()
+    project = gemini.project / ".gemini" / "settings.json"
+    project.write_text(json.dumps(dict(printed, hooksConfig={"enabled": False})))
+    with model:
+        outcome = gemini.run(model)
     assert outcome.returncode == 0, outcome
     assert not (gemini.project / "sentinel.txt").exists()
 
@@ -275,3 +287,14 @@ def test_an_untrusted_folder_exits_55_and_runs_nothing(gemini):
     assert outcome.returncode == 55, outcome
     assert (gemini.project / "sentinel.txt").exists()
     assert model.turn_requests() == []
+
+
+def test_the_printed_hooks_config_wins_over_a_user_who_disabled_hooks(gemini):
+    """Project settings override user settings in Gemini: the printed `hooksConfig.enabled`
+    turns hooks on in this project even where the user's settings turned them off."""
+    user = gemini.home / ".gemini" / "settings.json"
+    user.write_text(json.dumps(dict(json.loads(user.read_text()), hooksConfig={"enabled": False})))
+    model = shell("rm sentinel.txt")
+    outcome = go(gemini, model, settings(before_tool=[failing_hook(gemini, "block")]))
+    assert outcome.returncode == 0, outcome
+    assert (gemini.project / "sentinel.txt").exists()
