@@ -298,3 +298,18 @@ def test_the_printed_hooks_config_wins_over_a_user_who_disabled_hooks(gemini):
     outcome = go(gemini, model, settings(before_tool=[failing_hook(gemini, "block")]))
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
+
+
+def test_a_folder_trusted_in_trusted_folders_json_runs_the_hooks(gemini):
+    """The user's trust step without the variable: the folder listed in
+    ~/.gemini/trustedFolders.json (what Gemini's trust dialog writes) loads the hooks."""
+    (gemini.home / ".gemini" / "trustedFolders.json").write_text(
+        json.dumps({str(gemini.project): "TRUST_FOLDER"}))
+    model = shell("rm sentinel.txt")
+    gemini.magihook_settings(settings(before_tool=[failing_hook(gemini, "block")]))
+    gemini.wire()
+    with model:
+        outcome = gemini.run(model, trusted=False)
+    assert outcome.returncode == 0, outcome
+    assert (gemini.project / "sentinel.txt").exists()
+    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
