@@ -4493,6 +4493,8 @@ def _first_present(raw: Mapping[str, Any], *keys: str) -> Any:
 _GEMINI_UNTRUSTED = ("<untrusted_context>\n", "\n</untrusted_context>")
 _GEMINI_SHELL_SECTIONS = ("Exit Code: ", "Signal: ", "Background PIDs: ", "Process Group PGID: ")
 _GEMINI_SHELL_DROPPED = ("Background PIDs: ", "Process Group PGID: ")
+# How Gemini words a shell command it stopped (its timeout without output, or the user).
+_GEMINI_SHELL_CANCELLED = ("Command was automatically cancelled ", "Command was cancelled by user ")
 
 
 def _gemini_result(tool: str, llm_content: str, success: bool) -> Dict[str, Any]:
@@ -4512,8 +4514,10 @@ def _gemini_result(tool: str, llm_content: str, success: bool) -> Dict[str, Any]
 
 def _gemini_shell_output(content: str) -> Tuple[str, bool]:
     """(output without the process-id lines, whether Gemini says the command failed: a
-    non-zero `Exit Code:` or a `Signal:`).  Gemini's sections follow the `Output:` line, so
-    they are read from the end: an output line that looks like one is left alone."""
+    non-zero `Exit Code:`, a `Signal:`, or cancelled).  Gemini's sections follow the `Output:`
+    line, so they are read from the end: an output line that looks like one is left alone."""
+    if content.startswith(_GEMINI_SHELL_CANCELLED):
+        return content, True
     lines = content.split("\n")
     first = len(lines)
     while first > 1 and lines[first - 1].startswith(_GEMINI_SHELL_SECTIONS):

@@ -76,7 +76,17 @@ def test_a_gemini_dialect_hook_gets_061_field_names(project):
     # the wrapper's escaped closing tag inside the output is given back as written
     ("<untrusted_context>\nOutput: &lt;/untrusted_context&gt;\nProcess Group PGID: 9\n"
      "</untrusted_context>", True, "Output: </untrusted_context>"),
-    ("Command was automatically cancelled", True, "Command was automatically cancelled"),
+    ("Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without "
+     "output. There was no output before it was cancelled.", False,
+     "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without "
+     "output. There was no output before it was cancelled."),
+    ("<untrusted_context>\nCommand was cancelled by user before it could complete. There was no "
+     "output before it was cancelled.\n</untrusted_context>", False,
+     "Command was cancelled by user before it could complete. There was no output before it was "
+     "cancelled."),
+    ("<untrusted_context>\nCommand moved to background (PID: 42). Output hidden. Press Ctrl+B to "
+     "view.\n</untrusted_context>", True,
+     "Command moved to background (PID: 42). Output hidden. Press Ctrl+B to view."),
 ])
 def test_gemini_shell_response_is_unwrapped_and_failures_are_failed(project, llm_content, success,
                                                                    content):
