@@ -264,14 +264,17 @@ def test_gemini_061_fields_reach_hooks_in_magihooks_words(gemini, tool, args, ex
         assert lines.read_text().count("row ") == 10
 
 
-def test_hooks_config_disabled_runs_no_hook(gemini):
-    """Gemini's own switch: `hooksConfig.enabled: false` loads no hook at all, so magihook
-    cannot guard anything; the guard here would have blocked the call."""
+@pytest.mark.parametrize("hooks_config", [{"enabled": False},
+                                          {"enabled": True, "disabled": ["magihook"]}])
+def test_hooks_config_disabled_runs_no_hook(gemini, hooks_config):
+    """Gemini's own switches: `hooksConfig.enabled: false`, or the hook's name in
+    `hooksConfig.disabled`, run no hook, so magihook cannot guard anything; the guard here would
+    have blocked the call."""
     model = shell("rm sentinel.txt")
     gemini.magihook_settings(settings(before_tool=[failing_hook(gemini, "block")]))
     printed = gemini.wire()
     project = gemini.project / ".gemini" / "settings.json"
-    project.write_text(json.dumps(dict(printed, hooksConfig={"enabled": False})))
+    project.write_text(json.dumps(dict(printed, hooksConfig=hooks_config)))
     with model:
         outcome = gemini.run(model)
     assert outcome.returncode == 0, outcome
