@@ -17,6 +17,7 @@ from gemini_mock import FINAL_ANSWER, ROOT, GeminiModel, GeminiRun, function_res
 
 BLOCKED = "This tool call was blocked by local hook policy."
 HOOK_SECRET = "hook-private-text-7f3a"  # what hooks print: it must never reach the model
+BLOCKED_LINE = "Error executing tool run_shell_command: Tool execution blocked: " + BLOCKED
 STOPPED_LINE = ("Error executing tool run_shell_command: Agent execution stopped by hook: "
                 "This turn was stopped by local hook policy.")
 
@@ -109,6 +110,7 @@ def test_block_keeps_the_sentinel_and_the_model_sees_the_sanitized_deny(gemini):
     assert (gemini.project / "sentinel.txt").exists()
     assert tool_output(model) == "Tool execution blocked: " + BLOCKED
     assert outcome.json["response"] == FINAL_ANSWER  # the turn goes on: the model answers
+    assert BLOCKED_LINE in outcome.stderr.splitlines()  # what the user is shown
     assert_nothing_private(gemini, model)
 
 
@@ -211,6 +213,8 @@ def test_a_guard_that_times_out_under_block_denies(gemini):
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
     assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert outcome.json["response"] == FINAL_ANSWER
+    assert BLOCKED_LINE in outcome.stderr.splitlines()
     assert_nothing_private(gemini, model)
 
 
