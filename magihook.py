@@ -4860,8 +4860,11 @@ def _agent_tool_response(agent: str, event: ToolEvent) -> Any:
     if agent == "codex":
         return content
     if agent == "gemini":
+        # Gemini sets no `error` for a command whose output says it failed (`Exit Code: N`)
+        said = (event.tool_name == "bash" and isinstance(content, str)
+                and _gemini_shell_output(content)[1])
         return {"llmContent": content, "returnDisplay": content,
-                "error": None if success else {"message": content}}
+                "error": None if success or said else {"message": content}}
     response: Dict[str, Any] = {"success": success, "content": content}
     if event.tool_name == "bash":
         response.update(stdout=content, stderr="", interrupted=False)

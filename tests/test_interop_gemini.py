@@ -108,3 +108,30 @@ def test_exit_code_text_in_a_read_file_is_not_a_failure(project):
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     assert captured(project)[0]["stdin"]["result"] == {
         "tool_name": "read", "success": True, "content": "line\nExit Code: 3", "metadata": {}}
+
+
+@pytest.mark.parametrize("llm_content,error", [
+    (FAILED_SHELL, None),  # the output says it failed: Gemini sets no error
+    ("<untrusted_context>\nOutput: ok\nProcess Group PGID: 7\n</untrusted_context>", None),
+])
+def test_a_gemini_after_hook_gets_the_response_as_gemini_words_it(project, llm_content, error):
+    install(project, "capture.py")
+    settings = config(project, after_tool=[dialect_hook("gemini", "capture.py")])
+    result = adapt("gemini", project, gemini_stdin(
+        project, "run_shell_command", {"command": "x"}, "AfterTool",
+        tool_response={"llmContent": llm_content, "returnDisplay": "hi"}), settings)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    response = captured(project)[0]["stdin"]["tool_response"]
+    assert response["error"] == error
+    assert "PGID" not in response["llmContent"] and "untrusted_context" not in response["llmContent"]
+
+
+def test_a_gemini_after_hook_gets_gemini_s_error(project):
+    install(project, "capture.py")
+    settings = config(project, after_tool=[dialect_hook("gemini", "capture.py")])
+    result = adapt("gemini", project, gemini_stdin(
+        project, "run_shell_command", {"command": "x"}, "AfterTool",
+        tool_response={"llmContent": "spawn failed", "returnDisplay": "",
+                       "error": {"message": "spawn failed"}}), settings)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert captured(project)[0]["stdin"]["tool_response"]["error"] == {"message": "spawn failed"}
