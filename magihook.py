@@ -4806,15 +4806,17 @@ AGENT_TOOL_TABLE: Mapping[str, Tuple[Tuple[str, str, Mapping[str, str]], ...]] =
         ("apply_patch", "hash_edit", {}),
         ("spawn_agent", "parallel_subagents", {}),
     ),
+    # Gemini CLI 0.61's names first (backward, the first wins), then the older ones.
+    # read_file's 0.61 `start_line`/`end_line` are reshaped by _gemini_line_range.
     "gemini": (
-        ("run_shell_command", "bash", {"command": "command"}),
+        ("run_shell_command", "bash", {"command": "command", "is_background": "run_in_background"}),
         ("read_file", "read", {"file_path": "path", "absolute_path": "path", "path": "path",
                                "offset": "offset", "limit": "limit"}),
         ("write_file", "write", {"file_path": "path", "content": "content"}),
-        ("replace", "hash_edit", {"file_path": "path",
+        ("replace", "hash_edit", {"file_path": "path", "allow_multiple": "replace_all",
                                   "expected_replacements": "expected_replacements"}),
         ("grep_search", "ffgrep", {"pattern": "pattern", "dir_path": "path", "path": "path",
-                                   "include": "glob"}),
+                                   "include_pattern": "glob", "include": "glob"}),
         ("search_file_content", "ffgrep", {"pattern": "pattern", "dir_path": "path", "path": "path",
                                            "include": "glob"}),
         ("glob", "ffgrep", {"pattern": "glob", "dir_path": "path", "path": "path"}),
@@ -4928,6 +4930,8 @@ def _agent_request(agent: str, row: Tuple[str, str, Mapping[str, str]], raw: Map
         import shlex
 
         request["command"] = " ".join(shlex.quote(str(part)) for part in request["command"])
+    if (agent, agent_tool) == ("gemini", "read_file"):
+        request.update(_gemini_line_range(raw))
     if tool == "hash_edit":
         request.update(_edit_request(agent_tool, raw, request.get("path"), cwd))
     elif tool == "parallel_subagents":
@@ -4937,6 +4941,22 @@ def _agent_request(agent: str, row: Tuple[str, str, Mapping[str, str]], raw: Map
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _gemini_line_range(raw: Mapping[str, Any]) -> Dict[str, Any]:
+    """Gemini 0.61 read_file's `start_line`/`end_line` (1-based, inclusive) in magihook's
+    words: `offset`, the first line, and `limit`, how many lines (end alone: from line 1)."""
+    start, end = raw.get("start_line"), raw.get("end_line")
+    line_range: Dict[str, Any] = {}
+    if start is not None:
+        line_range["offset"] = start
+    if _is_integer(end) and (start is None or _is_integer(start)):
+        line_range["limit"] = end - (1 if start is None else start) + 1
+    return line_range
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _relative_path(value: Any, cwd: str) -> Any:
@@ -5049,6 +5069,47 @@ def _first_present(raw: Mapping[str, Any], *keys: str) -> Any:
     return next((raw[key] for key in keys if raw.get(key) is not None), None)
 
 
+# Gemini wraps a tool's text for the model (wrapUntrusted) and ends a shell result with
+# sections of its own, one line each; of those, the process ids are noise to a hook.
+_GEMINI_UNTRUSTED = ("<untrusted_context>\n", "\n</untrusted_context>")
+_GEMINI_SHELL_SECTIONS = ("Exit Code: ", "Signal: ", "Background PIDs: ", "Process Group PGID: ")
+_GEMINI_SHELL_DROPPED = ("Background PIDs: ", "Process Group PGID: ")
+# How Gemini words a shell command it stopped (its timeout without output, or the user).
+_GEMINI_SHELL_CANCELLED = ("Command was automatically cancelled ", "Command was cancelled by user ")
+
+
+def _gemini_result(tool: str, llm_content: str, success: bool) -> Dict[str, Any]:
+    """Gemini's `llmContent` as a magihook result: the tool's output without Gemini's
+    `<untrusted_context>` wrapper.  The text as the model saw it stays in Gemini's own session
+    record (`transcript_path`)."""
+    content = llm_content
+    opening, closing = _GEMINI_UNTRUSTED
+    if content.startswith(opening) and content.endswith(closing):
+        content = content[len(opening):-len(closing)].replace(
+            "&lt;/untrusted_context&gt;", "</untrusted_context>")
+    if tool == "bash":
+        content, failed = _gemini_shell_output(content)
+        success = success and not failed
+    return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
+
+
+def _gemini_shell_output(content: str) -> Tuple[str, bool]:
+    """(output without the process-id lines, whether Gemini says the command failed: a
+    non-zero `Exit Code:`, a `Signal:`, or cancelled).  Gemini's sections follow the `Output:`
+    line, so they are read from the end: an output line that looks like one is left alone."""
+    if content.startswith(_GEMINI_SHELL_CANCELLED):
+        return content, True
+    lines = content.split("\n")
+    first = len(lines)
+    while first > 1 and lines[first - 1].startswith(_GEMINI_SHELL_SECTIONS):
+        first -= 1
+    sections = lines[first:]
+    failed = any(line.startswith("Signal: ") or (
+        line.startswith("Exit Code: ") and line[len("Exit Code: "):] != "0") for line in sections)
+    kept = [line for line in sections if not line.startswith(_GEMINI_SHELL_DROPPED)]
+    return "\n".join(lines[:first] + kept), failed
+
+
 def _agent_result(agent: str, tool: str, response: Any) -> Dict[str, Any]:
     """The agent's tool_response as a magihook result: its text as `content`."""
     if agent == "codex":
@@ -5059,8 +5120,8 @@ def _agent_result(agent: str, tool: str, response: Any) -> Dict[str, Any]:
         success = not (response.get("success") is False or response.get("interrupted") is True
                        or bool(response.get("error")))
         if isinstance(response.get("llmContent"), str):  # Gemini
-            content = response["llmContent"]
-        elif isinstance(response.get("stdout"), str):  # Claude Code's Bash
+            return _gemini_result(tool, response["llmContent"], success)
+        if isinstance(response.get("stdout"), str):  # Claude Code's Bash
             stderr = response.get("stderr")
             content = response["stdout"] + ("\n" + stderr if isinstance(stderr, str) and stderr else "")
         else:
@@ -5344,6 +5405,9 @@ def _agent_tool_call(agent: str, event: ToolEvent) -> Tuple[str, Dict[str, Any]]
                            rows[0])
     tool_input: Dict[str, Any] = {}
     used = set()
+    if (agent, name) == ("gemini", "read_file"):
+        tool_input.update(_gemini_read_lines(request))
+        used.update(("offset", "limit"))
     for field, target in fields.items():
         if target not in request or target in used:
             continue
@@ -5355,6 +5419,18 @@ def _agent_tool_call(agent: str, event: ToolEvent) -> Tuple[str, Dict[str, Any]]
             value = _as_int_if_integral(value * 1000)
         tool_input[field] = value
     return name, tool_input
+
+
+def _gemini_read_lines(request: Mapping[str, Any]) -> Dict[str, Any]:
+    """magihook's `offset`/`limit` as Gemini 0.61's `start_line`/`end_line` (_gemini_line_range
+    backward)."""
+    offset, limit = request.get("offset"), request.get("limit")
+    lines: Dict[str, Any] = {}
+    if offset is not None:
+        lines["start_line"] = offset
+    if _is_integer(limit) and (offset is None or _is_integer(offset)):
+        lines["end_line"] = (1 if offset is None else offset) + limit - 1
+    return lines
 
 
 def _present(values: Mapping[str, Any]) -> Dict[str, Any]:
@@ -5374,8 +5450,12 @@ def _agent_edit_call(agent: str, name: str, request: Mapping[str, Any],
     edits = [{"old_string": old, "new_string": new} for old, new in parsed[1]]
     if len(edits) > 1:
         return "MultiEdit", dict(file_path, edits=edits)
-    extra = "replace_all" if agent == "claude-code" else "expected_replacements"
-    return name, dict(file_path, **edits[0], **_present({extra: request.get(extra)}))
+    if agent == "claude-code":
+        extras = {"replace_all": request.get("replace_all")}
+    else:  # Gemini 0.61 says allow_multiple; older ones counted expected_replacements
+        extras = {"allow_multiple": request.get("replace_all"),
+                  "expected_replacements": request.get("expected_replacements")}
+    return name, dict(file_path, **edits[0], **_present(extras))
 
 
 def _agent_tool_response(agent: str, event: ToolEvent) -> Any:
@@ -5384,8 +5464,11 @@ def _agent_tool_response(agent: str, event: ToolEvent) -> Any:
     if agent == "codex":
         return content
     if agent == "gemini":
+        # Gemini sets no `error` for a command whose output says it failed (`Exit Code: N`)
+        said = (event.tool_name == "bash" and isinstance(content, str)
+                and _gemini_shell_output(content)[1])
         return {"llmContent": content, "returnDisplay": content,
-                "error": None if success else {"message": content}}
+                "error": None if success or said else {"message": content}}
     response: Dict[str, Any] = {"success": success, "content": content}
     if event.tool_name == "bash":
         response.update(stdout=content, stderr="", interrupted=False)

@@ -614,7 +614,7 @@ def test_dialect_stdin_round_trips_through_adapt(project):
         ("gemini", gemini_stdin, "replace", {"file_path": P(project, "a.py"), "old_string": "o",
                                              "new_string": "n", "expected_replacements": 1}),
         ("gemini", gemini_stdin, "grep_search", {"pattern": "p", "dir_path": P(project, "src"),
-                                                 "include": "*.c"}),
+                                                 "include_pattern": "*.c"}),
         ("gemini", gemini_stdin, "read_file", {"file_path": P(project, "README.md")}),
     ]
     for agent, stdin, tool, tool_input in calls:
