@@ -2233,7 +2233,7 @@ TOKEN_RULES = (
      "curl -u deploy:arJyRbjSKE6dA1G2izQ https://api.example.test/",
      "git log -u origin:main",
      {"lead": "-", "context": "curl", "end": False,
-      "pattern": r"(?:u(?<![^\s]-u)|-user(?<![^\s]--user))[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:"
+      "pattern": r"u(?:(?<![^\s]-u)|(?<=--u)(?<![^\s]--u)ser)[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:"
                  r"(?P<s_curl_auth_user>[^\s'\"@]{1,256})"}),
     # -- led by "." --
     ("google-oauth-access-token", ("ya29.",), ((_URL, 60, 200),),
@@ -2326,8 +2326,7 @@ TOKEN_RULES = (
      "NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzAN1KqLaeYoOo7aB8qPJRzOk",
      "NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzA is cut",
      {"lead": ".", "context": "discord",
-      "pattern": r"(?=[A-Za-z0-9_-]{6}\.)(?:" + "|".join(r"(?<=[MNO][A-Za-z0-9_-]{%d}\.)" % n for n in range(22, 27))
-                 + r")[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"}),
+      "pattern": r"(?=[A-Za-z0-9_-]{6}\.)(?<=[A-Za-z0-9_-]{22}\.)[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"}),
     # -- led by "~" --
     ("openshift-user-token", ("sha256~",), ((_URL, 43, 43),),
      "sha256~YxMkyFAI7rrI2X9lKcDRWP89wDCe3X1veF9Vwm2l4-d",
@@ -2564,16 +2563,25 @@ def _suffix_guard(befores: Sequence[str], lead: str) -> str:
     return "(?<=(?:%s)%s)" % ("|".join(pairs), re.escape(lead))
 
 
-# Compiling every pattern costs milliseconds, which a one-hook CLI call would pay in full for a
-# label or a path.  So a text shorter than this compiles (and runs) only the rules whose prefix
-# it holds.  A longer one skips only the patterns whose one-character lead it lacks: `in` finds
-# one character with memchr (~0.01 ms/MiB), but a longer lead with a search slower than a pass.
+# Compiling every rule of the "_" or "-" lead costs ~9 ms, which a one-hook CLI call would pay in
+# full for a label or a path.  So a text shorter than this compiles (and runs) only the rules
+# whose prefix (needle) it holds, usually none; after _SHORT_PICK_LIMIT such texts a lead
+# compiles all its rules once.  A longer text skips only the patterns whose one-character lead
+# it lacks: `in` finds one character with memchr (~0.01 ms/MiB), but a longer lead with a
+# search slower than a pass.
 _SHORT_TEXT = 4096
 
 
 @functools.lru_cache(maxsize=1)
+def _rules_by_lead() -> Mapping[str, Tuple[TokenRule, ...]]:
+    by_lead: Dict[str, List[TokenRule]] = {}
+    for rule in token_rules():
+        by_lead.setdefault(_rule_lead(rule), []).append(rule)
+    return {lead: tuple(rules) for lead, rules in by_lead.items()}
+
+
 def _prefixed_leads() -> Tuple[str, ...]:
-    return tuple(dict.fromkeys(_rule_lead(rule) for rule in token_rules()))
+    return tuple(_rules_by_lead())
 
 
 def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
@@ -2601,9 +2609,62 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
     return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(alternatives)))
 
 
-@functools.cache
+_LEAD_RES: Dict[str, re.Pattern[str]] = {}     # the regex of every rule of a lead, once compiled
+_SHORT_PICKS: Dict[str, int] = {}               # short texts that picked their rules, per lead
+# Past this many short texts, a lead compiles all its rules: one pass beats picking rules again.
+_SHORT_PICK_LIMIT = 64
+
+
 def _prefixed_re(lead: str) -> re.Pattern[str]:
-    return _lead_regex(lead, [rule for rule in token_rules() if _rule_lead(rule) == lead])
+    pattern = _LEAD_RES.get(lead)
+    if pattern is None:
+        pattern = _LEAD_RES[lead] = _lead_regex(lead, _lead_rules(lead))
+    return pattern
+
+
+def _lead_rules(lead: str) -> Tuple[TokenRule, ...]:
+    return _rules_by_lead()[lead]
+
+
+def _needles(rule: TokenRule) -> Tuple[str, ...]:
+    """Literals every token of RULE holds: its prefixes, else its lead and the literal its
+    pattern starts with (a text without one needs no regex of the rule)."""
+    if rule.prefixes:
+        return rule.prefixes
+    literal, i = [], 0
+    while i < len(rule.pattern):
+        c = rule.pattern[i]
+        if c == "\\" and i + 1 < len(rule.pattern) and rule.pattern[i + 1] in ".-~!%":
+            literal.append(rule.pattern[i + 1])
+            i += 2
+        elif c.isalnum() or c in "-_~!%/:@ ":
+            literal.append(c)
+            i += 1
+        else:
+            break
+    return (rule.lead + "".join(literal),)
+
+
+@functools.cache
+def _lead_needles(lead: str) -> Tuple[Tuple[str, ...], ...]:
+    return tuple(map(_needles, _lead_rules(lead)))
+
+
+@functools.lru_cache(maxsize=256)
+def _picked_re(lead: str, picked: Tuple[int, ...]) -> re.Pattern[str]:
+    rules = _lead_rules(lead)
+    return _lead_regex(lead, [rules[i] for i in picked])
+
+
+def _lead_pattern(text: str, lead: str) -> Optional[re.Pattern[str]]:
+    """The regex to run on TEXT for LEAD: for a short text only the rules whose needle it
+    holds (None: none), so that a label or a path compiles little or nothing."""
+    pattern = _LEAD_RES.get(lead)
+    if pattern is not None or len(text) >= _SHORT_TEXT or _SHORT_PICKS.get(lead, 0) >= _SHORT_PICK_LIMIT:
+        return pattern or _prefixed_re(lead)
+    _SHORT_PICKS[lead] = _SHORT_PICKS.get(lead, 0) + 1
+    picked = tuple(i for i, needles in enumerate(_lead_needles(lead)) if any(n in text for n in needles))
+    return _picked_re(lead, picked) if picked else None
 
 
 def _leads_in(text: str, leads: Sequence[str]) -> Sequence[str]:
@@ -2819,7 +2880,8 @@ def _alphabet_chars(alphabet: str) -> str:
 def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
     spans = []
     for lead in _leads_in(text, _prefixed_leads()):
-        for m in _prefixed_re(lead).finditer(text):
+        pattern = _lead_pattern(text, lead)
+        for m in pattern.finditer(text) if pattern is not None else ():
             span = _accept_prefixed(text, m)
             if span is not None:
                 spans.append(span)
