@@ -242,3 +242,60 @@ def test_many_short_texts_end_up_on_the_full_regex(monkeypatch):
     for i in range(magihook._SHORT_PICK_LIMIT + 1):
         magihook.redact_credentials("file_%d.txt" % i)
     assert "_" in magihook._LEAD_RES
+
+
+# ---- speed: CPU-time ratios, never wall-clock bounds ---------------------------------------
+
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
+import corpus  # noqa: E402
+
+MIB = 1024 * 1024
+
+
+def _best_cpu(fn, *args, repeat=5):
+    return min(_cpu(fn, *args) for _ in range(repeat))
+
+
+def _lead_scan(text):
+    # What one pass per lead costs at the least: the engine finds the lead, the pattern fails.
+    for pattern in _BARE:
+        for _ in pattern.finditer(text):
+            pass
+
+
+_BARE = [re.compile(re.escape(lead) + "(?!)") for lead in magihook._prefixed_leads()]
+
+
+@pytest.mark.parametrize("kind", list(corpus.KINDS) + ["mixed"])
+def test_the_whole_table_costs_little_more_than_scanning_for_its_leads(kind):
+    # ~170 rules, yet each lead is still one pass: a few times the cost of finding the leads.
+    text = corpus.text(kind, MIB)
+    ratio = _best_cpu(magihook._prefixed_spans, text) / _best_cpu(_lead_scan, text)
+    print("%s: %.2f× the lead scan" % (kind, ratio))
+    assert ratio <= 4
+
+
+def test_tokens_cost_linear_time():
+    small, _ = corpus.with_secrets(corpus.text("mixed", MIB, seed=1))
+    large, _ = corpus.with_secrets(corpus.text("mixed", 4 * MIB, seed=4))
+    growth = (_best_cpu(magihook._prefixed_spans, large, repeat=3) / len(large)) / \
+        (_best_cpu(magihook._prefixed_spans, small) / len(small))
+    print("per character, 4 MiB vs 1 MiB: %.2f×" % growth)
+    assert growth <= 1.5
+
+
+ADVERSARIAL = {
+    "separators": "ab_" * (MIB // 3), "dashes": "ab-cd" * (MIB // 5), "prefixes": "sk_live_" * (MIB // 8),
+    "glued": ("ghp_" + "a" * 36 + "_") * (MIB // 41), "sas": "?sig=" + "A%2B" * (MIB // 4),
+    "percent": "%3D" * (MIB // 3), "percent_space": "%3D " * (MIB // 4),
+    "sas_fakes": ("&sig=" + "a" * 45 + "%3D") * (MIB // 53), "bang": "00D" + "a" * 12 + "!" * (MIB // 2), "tilde": "1Q~" * (MIB // 3),
+    "dots": "a." * (MIB // 2), "ado": ("a" * 52 + "JQQJ99") * (MIB // 58), "eyJ": "eyJrIjoi" * (MIB // 8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_input_costs_a_few_passes(name):
+    text = ADVERSARIAL[name]
+    ratio = _best_cpu(magihook._prefixed_spans, text, repeat=2) / _best_cpu(_lead_scan, text, repeat=2)
+    print("%s: %.1f× the lead scan" % (name, ratio))
+    assert ratio <= 100
