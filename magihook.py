@@ -2486,6 +2486,15 @@ TOKEN_RULES = (
      "526631057:AIBB6Z-Ne4OrTTyl4vIxCa6L4T61MiP6LUm",
      "at 12:Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbx",
      {"lead": ":A", "context": "telegram", "end": False, "pattern": r"[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])"}),
+    # -- led by "|" (or its URL encoding): a Facebook app token is <app id>|<app secret> --
+    ("facebook-access-token", (), ((_DIG, 15, 16), "|", (_URL, 27, 27)),
+     "184387161380233|kZoRM910RHPcM7Dz2ehpqKhU_Kl",
+     "x184387161380233|kZoRM910RHPcM7Dz2ehpqKhU_Kl",
+     {"lead": "|", "context": "facebook", "pattern": r"(?<=[0-9]{15}\|)[A-Za-z0-9_-]{27,40}"}),
+    ("facebook-access-token-url-encoded", (), ((_DIG, 15, 16), "%7C", (_URL, 27, 27)),
+     "992532001915521%7Cg966HNB-EVQZIQWqlsM13NPFuxE",
+     "992532001915521%7Cg966HNB-EVQZ is cut",
+     {"lead": "%", "context": "facebook", "pattern": r"7[Cc](?<=[0-9]{15}%7[Cc])[A-Za-z0-9_-]{27,40}"}),
     # -- led by "!": a Salesforce session id is <org id>!<session> --
     ("salesforce-access-token", (), ("00D", (_AN, 12, 12), "!", (_W + ".", 96, 96)),
      "00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpis"
@@ -2853,11 +2862,13 @@ def _secret_group_span(text: str, m: re.Match[str], rule: TokenRule) -> Optional
     return None if _is_placeholder(secret.strip("'\"")) else (start, end)
 
 
-def _telegram_span(text: str, colon: int, end: int) -> Optional[Tuple[int, int]]:
-    digits = colon
-    while digits > 0 and colon - digits < 16 and text[digits - 1].isdigit():
+def _digits_span(text: str, lead: int, end: int, fewest: int) -> Optional[Tuple[int, int]]:
+    """<digits><lead>...: the token with the 6-16 (Telegram bot id) or 15-16 (Facebook app id)
+    digits before its lead, not glued to a longer word."""
+    digits = lead
+    while digits > 0 and lead - digits < 16 and text[digits - 1].isdigit():
         digits -= 1
-    ok = colon - digits >= 6 and (digits == 0 or text[digits - 1] not in _TOKEN_CHARS)
+    ok = lead - digits >= fewest and (digits == 0 or text[digits - 1] not in _TOKEN_CHARS)
     return (digits, end) if ok else None
 
 
@@ -2879,7 +2890,9 @@ def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     if rule.context in ("mysql", "curl"):
         return _secret_group_span(text, m, rule)
     if rule.context == "telegram":
-        return _telegram_span(text, m.start(), end)
+        return _digits_span(text, m.start(), end, 6)
+    if rule.context == "facebook":
+        return _digits_span(text, m.start(), end, 15)
     if rule.context == "discord":
         start = _discord_start(text, m.start())
         return (start, end) if start >= 0 else None
