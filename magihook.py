@@ -1589,9 +1589,9 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 #
 # Two families of detection, both bounded and linear in the input:
 #   1. "prefixed": provider tokens with a known shape (ghp_..., AKIA...,
-#      sk-..., eyJ...eyJ..., -----BEGIN ... PRIVATE KEY-----), found by one
-#      regex per rare LEAD character (see below), plus two literal-led
-#      regexes (scheme://user:PASS@host, dapi...).
+#      sk-..., eyJ...eyJ..., -----BEGIN ... PRIVATE KEY-----), one row each
+#      in TOKEN_RULES, found by one regex per rare LEAD (see below), plus a
+#      literal-led regex for scheme://user:PASS@host.
 #   2. "named": the VALUE after a credential-shaped name (API_KEY=...,
 #      "password": "...", --token x, Authorization: Bearer x), found on the
 #      lower-cased text from a few stems; the whole name is then judged by
