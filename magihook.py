@@ -2522,10 +2522,21 @@ _GUARDS = {
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
+def _row_options(row: Sequence[Any]) -> Mapping[str, Any]:
+    return row[5] if len(row) > 5 else {}
+
+
+@functools.cache
+def _row_rule(index: int) -> TokenRule:
+    row = TOKEN_RULES[index]
+    return TokenRule(*row[:5], **_row_options(row))
+
+
 @functools.lru_cache(maxsize=1)
 def token_rules() -> Tuple[TokenRule, ...]:
-    """TOKEN_RULES as records, in table order."""
-    return tuple(TokenRule(*row[:5], **(row[5] if len(row) > 5 else {})) for row in TOKEN_RULES)
+    """TOKEN_RULES as records, in table order.  A short text builds only the records of the
+    rules it needs (_row_rule): all of them cost ~1 ms."""
+    return tuple(map(_row_rule, range(len(TOKEN_RULES))))
 
 
 def _rule_tag(rule: TokenRule) -> str:
@@ -2537,23 +2548,28 @@ def _rules_by_tag() -> Mapping[str, TokenRule]:
     return {_rule_tag(rule): rule for rule in token_rules()}
 
 
-def _lead_index(rule: TokenRule, prefix: str) -> int:
-    """Where the rule's lead starts in PREFIX: its own lead, else the separator that ends the
+def _lead_position(prefix: str, lead: str) -> int:
+    """Where a rule's lead starts in PREFIX: its own LEAD, else the separator that ends the
     prefix, else its first separator (what follows the lead is then a literal that rules the
     rest out in one compare: hooks.slack.com/ is led by the "." before "slack", not the common
     ".com/")."""
-    if rule.lead:
-        return prefix.find(rule.lead)
+    if lead:
+        return prefix.find(lead)
     if prefix[-1] in _SEPARATOR_LEADS:
         return len(prefix) - 1
     return min(i for i in map(prefix.find, _SEPARATOR_LEADS) if i >= 0)
 
 
+def _lead_index(rule: TokenRule, prefix: str) -> int:
+    return _lead_position(prefix, rule.lead)
+
+
+def _lead_of(prefixes: Sequence[str], lead: str) -> str:
+    return lead or prefixes[0][_lead_position(prefixes[0], "")]
+
+
 def _rule_lead(rule: TokenRule) -> str:
-    if rule.lead:
-        return rule.lead
-    prefix = rule.prefixes[0]
-    return prefix[_lead_index(rule, prefix)]
+    return _lead_of(rule.prefixes, rule.lead)
 
 
 def _shape_regex(shape: Sequence[Any]) -> str:
@@ -2635,15 +2651,16 @@ _SHORT_TEXT = 4096
 
 
 @functools.lru_cache(maxsize=1)
-def _rules_by_lead() -> Mapping[str, Tuple[TokenRule, ...]]:
-    by_lead: Dict[str, List[TokenRule]] = {}
-    for rule in token_rules():
-        by_lead.setdefault(_rule_lead(rule), []).append(rule)
-    return {lead: tuple(rules) for lead, rules in by_lead.items()}
+def _rows_by_lead() -> Mapping[str, Tuple[int, ...]]:
+    """The rows of TOKEN_RULES by lead, read from the rows (no record is built)."""
+    by_lead: Dict[str, List[int]] = {}
+    for index, row in enumerate(TOKEN_RULES):
+        by_lead.setdefault(_lead_of(row[1], _row_options(row).get("lead", "")), []).append(index)
+    return {lead: tuple(rows) for lead, rows in by_lead.items()}
 
 
 def _prefixed_leads() -> Tuple[str, ...]:
-    return tuple(_rules_by_lead())
+    return tuple(_rows_by_lead())
 
 
 def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
@@ -2683,38 +2700,40 @@ def _prefixed_re(lead: str) -> re.Pattern[str]:
     return pattern
 
 
+@functools.cache
 def _lead_rules(lead: str) -> Tuple[TokenRule, ...]:
-    return _rules_by_lead()[lead]
+    return tuple(map(_row_rule, _rows_by_lead()[lead]))
 
 
-def _needles(rule: TokenRule) -> Tuple[str, ...]:
-    """Literals every token of RULE holds: its prefixes, else its lead and the literal its
-    pattern starts with (a text without one needs no regex of the rule)."""
-    if rule.prefixes:
-        return rule.prefixes
+def _needles(prefixes: Sequence[str], lead: str, pattern: str) -> Tuple[str, ...]:
+    """Literals every token of a rule holds: its PREFIXES, else its LEAD and the literal its
+    PATTERN starts with (a text without one needs no regex of the rule)."""
+    if prefixes:
+        return tuple(prefixes)
     literal, i = [], 0
-    while i < len(rule.pattern):
-        c = rule.pattern[i]
-        if c == "\\" and i + 1 < len(rule.pattern) and rule.pattern[i + 1] in ".-~!%":
-            literal.append(rule.pattern[i + 1])
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern) and pattern[i + 1] in ".-~!%":
+            literal.append(pattern[i + 1])
             i += 2
         elif c.isalnum() or c in "-_~!%/:@ ":
             literal.append(c)
             i += 1
         else:
             break
-    return (rule.lead + "".join(literal),)
+    return (lead + "".join(literal),)
 
 
 @functools.cache
 def _lead_needles(lead: str) -> Tuple[Tuple[str, ...], ...]:
-    return tuple(map(_needles, _lead_rules(lead)))
+    rows = [TOKEN_RULES[index] for index in _rows_by_lead()[lead]]
+    return tuple(_needles(row[1], lead, _row_options(row).get("pattern", "")) for row in rows)
 
 
 @functools.lru_cache(maxsize=256)
 def _picked_re(lead: str, picked: Tuple[int, ...]) -> re.Pattern[str]:
-    rules = _lead_rules(lead)
-    return _lead_regex(lead, [rules[i] for i in picked])
+    rows = _rows_by_lead()[lead]
+    return _lead_regex(lead, [_row_rule(rows[i]) for i in picked])
 
 
 def _lead_pattern(text: str, lead: str) -> Optional[re.Pattern[str]]:
