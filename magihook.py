@@ -2408,11 +2408,13 @@ TOKEN_RULES = (
     ("twilio-account-sid", ("AC",), ((_HEX, 32, 32),),
      "AC54ac4285d9e5ff4eb8821e27821a5b16",
      "xAC54ac4285d9e5ff4eb8821e27821a5b16", {"lead": "A"}),
-    ("facebook-page-access-token", ("EAAM", "EAAC"), ((_AN, 100, 1024),),
-     "EAAMmUhgE1Xc9cVckYSFVyEIz08s8hJLYKBMQzY3gK1ROhuvSAe3Zf9hCDBsRMLEVFD4dVCze0ABZSSXBjqZX5yW3yZzIkRrB2FC"
-     "J19JS2XoxDoMjw1ZXefk",
+    # Facebook access tokens: EAA, a letter other than A (EAAA... is Square's), 100+ characters.
+    ("facebook-page-access-token", ("EAA",), (("B-Z", 1, 1), (_AN, 100, 1024)),
+     "EAARE1Xc9cVckYSFVyEIz08s8hJLYKBMQzY3gK1ROhuvSAe3Zf9hCDBsRMLEVFD4dVCze0ABZSSXBjqZX5yW3yZzIkRrB2FCJ19J"
+     "S2XoxDoMjw1ZXefkQ2Ro",
      "EAAMXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
-     "XXXX", {"lead": "A"}),
+     "XXXX",
+     {"lead": "A"}),
     ("square-access-token-eaaa", ("EAAA",), (("A-Za-z0-9_+=-", 60, 60),),
      "EAAAzZ+hsVcPbkjH4YtkEo-TOO=Kf-mBFd6p49VzTYNNufCdTl+zj6tOg1UhRt=u",
      "myEAAAzZ+hsVcPbkjH4YtkEo-TOO=Kf-mBFd6p49VzTYNNufCdTl+zj6tOg1UhRt=u", {"lead": "A"}),

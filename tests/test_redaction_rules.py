@@ -35,7 +35,7 @@ def test_every_vendor_the_issue_names_has_a_rule():
     ids = {rule.id for rule in RULES}
     prefixes = {p for rule in RULES for p in rule.prefixes}
     assert {"ntn_", "sgp_", "p8e-", "dckr_pat_", "pscale_tkn_", "sq0csp-", "LTAI", "ABSK",
-            "EAAM", "EAAC"} <= prefixes
+            "EAA"} <= prefixes
     assert {"microsoft-teams-webhook", "telegram-bot-api-token", "azure-devops-pat",
             "azure-sas-signature", "aws-bedrock-api-key"} <= ids
 
