@@ -287,8 +287,10 @@ def test_tokens_cost_linear_time():
 ADVERSARIAL = {
     "separators": "ab_" * (MIB // 3), "dashes": "ab-cd" * (MIB // 5), "prefixes": "sk_live_" * (MIB // 8),
     "glued": ("ghp_" + "a" * 36 + "_") * (MIB // 41), "sas": "?sig=" + "A%2B" * (MIB // 4),
-    "percent": "%3D" * (MIB // 3), "percent_space": "%3D " * (MIB // 4),
-    "sas_fakes": ("&sig=" + "a" * 45 + "%3D") * (MIB // 53), "bang": "00D" + "a" * 12 + "!" * (MIB // 2), "tilde": "1Q~" * (MIB // 3),
+    "percent": "%3D" * (MIB // 3),
+    "percent_space": "%3D " * (MIB // 4),
+    "sas_fakes": ("&sig=" + "a" * 45 + "%3D") * (MIB // 53), "bang": "00D" + "a" * 12 + "!" * (MIB // 2),
+    "tilde": "1Q~" * (MIB // 3),
     "dots": "a." * (MIB // 2), "ado": ("a" * 52 + "JQQJ99") * (MIB // 58), "eyJ": "eyJrIjoi" * (MIB // 8),
 }
 
