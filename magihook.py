@@ -6180,6 +6180,20 @@ def settings_error_answer(agent: str, event_name: str, error: MagihookError) -> 
     return _with_user_message(agent, answer, [error_text(error)])
 
 
+INTERNAL_ERROR_CONTENT = (
+    "This tool call was blocked because the local hook layer failed unexpectedly.")
+
+
+def internal_error_answer(agent: str, event_name: str, error: Exception) -> Dict[str, Any]:
+    """An internal error (a bug) inside `adapt` fails closed like a broken settings file: the
+    agent's deny before a tool, a stop after it; the user, not the model, reads what failed."""
+    phase = AGENT_TOOL_EVENTS[agent].get(event_name, "after_tool")
+    answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, INTERNAL_ERROR_CONTENT)
+    return _with_user_message(agent, answer, [
+        "internal error (%s); please report it (MAGIHOOK_DEBUG=1 shows the traceback)"
+        % type(error).__name__])
+
+
 def _with_user_message(agent: str, answer: Dict[str, Any], lines: Sequence[str]) -> Dict[str, Any]:
     if lines:
         answer = dict(answer, **{USER_MESSAGE_FIELDS[agent]: "\n".join(
@@ -7740,9 +7754,18 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
     except SettingsError as exc:
         out.json(settings_error_answer(agent, event_name, exc))
         return 0
-    result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
-                       owns_process=_owns_process(options))
-    answer = agent_answer(agent, result, event_name)
+    try:
+        result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
+                           owns_process=_owns_process(options))
+        answer = agent_answer(agent, result, event_name)
+    except MagihookError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug must not let the tool run (exit 1 does, in Claude Code)
+        if os.environ.get("MAGIHOOK_DEBUG") == "1":
+            import traceback
+
+            out.error(traceback.format_exc().rstrip("\n"))
+        answer = internal_error_answer(agent, event_name, exc)
     if answer is not None:
         out.json(answer)
     return 0
