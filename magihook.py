@@ -231,7 +231,8 @@ class InputError(MagihookError):
 
 
 class Interrupted(MagihookError):
-    """magihook got SIGTERM or SIGINT while a hook ran; raised so every cleanup runs."""
+    """magihook got SIGTERM, SIGINT or SIGHUP (the message names it); raised so every cleanup
+    runs."""
 
 
 # =================================================================================================
@@ -2929,22 +2930,94 @@ def _make_fds_private() -> bool:
     return True
 
 
+class InterruptGate:
+    """The `magihook` command's one handler for INTERRUPT_SIGNALS, installed once for the whole
+    call: a burst of them (SIGTERM then SIGHUP, Ctrl-C plus a forwarded SIGTERM) raises
+    Interrupted once, for the first signal, and only where nothing can be left behind.
+
+    Swapping handlers to hold signals is itself a window a second signal lands in; a counter is
+    not.  While `held` (SignalsHeld; the whole of a hook's run, see _run_one_hook) a signal is
+    only noted, and raised at the next `checkpoint` or window (the runner's wait for the hook),
+    or when the last hold ends.  After the one raise every later signal is only noted, so the
+    cleanup that the raise starts runs to its end.  Only the thread that installed it is held.
+    """
+
+    def __init__(self, thread: int, names: Mapping[int, str]) -> None:
+        self.thread = thread
+        self.names = names
+        self.first: Optional[int] = None  # the first signal of the burst: the exit code's
+        self.raised = False
+        self.held = 0
+
+    def handle(self, signum: int, frame: Any) -> None:
+        if self.first is None:
+            self.first = signum
+        if not self.held:
+            self.deliver()
+
+    def deliver(self) -> None:
+        """Raise Interrupted for the first signal, if one came and none was raised yet."""
+        if self.first is not None and not self.raised:
+            self.raised = True
+            raise Interrupted(self.names[self.first])
+
+    def checkpoint(self) -> None:
+        """A point where an Interrupted leaves nothing behind (the caller's cleanup runs)."""
+        if not self.raised and self.first is not None:
+            self.deliver()
+
+    def open(self) -> int:
+        """Open a window (a wait that a signal must cut short): returns the holds to restore."""
+        held, self.held = self.held, 0
+        self.deliver()
+        return held
+
+    def close(self, held: int) -> None:
+        self.held = held
+
+
+_interrupt_gate: Optional[InterruptGate] = None  # the magihook command's, while main() runs
+
+
+def active_gate() -> Optional[InterruptGate]:
+    """The command's InterruptGate when this thread is the one it holds, else None."""
+    gate = _interrupt_gate
+    if gate is None:
+        return None
+    import _thread
+
+    return gate if _thread.get_ident() == gate.thread else None
+
+
 class SignalsHeld:
     """`with SignalsHeld():` holds INTERRUPT_SIGNALS while a step that must not be cut in half
     runs (starting a hook, ending its group, making or removing a payload_ref file), then
-    delivers the first one held to the handler that was in place.
+    delivers the first one held.
 
-    Handlers can only be changed, and only run, in the main thread; elsewhere nothing is held.
-    A handler installed outside Python cannot be put back, and an ignored signal interrupts
-    nothing, so those are left alone.  It uses the C module under `signal`, whose calls are ten
-    times cheaper (it runs three times a hook).
+    Under the magihook command it counts a hold on the InterruptGate (no handler is swapped).
+    Elsewhere (run_phase in a host) it swaps the host's handlers for one that notes the signal
+    and raises the first one noted to the handler that was in place; `whole_call` holds, the
+    runner's wait aside, a hook's whole run and is a no-op there, so a host's Ctrl-C still cuts
+    a hook's wait short.  Handlers can only be changed, and only run, in the main thread;
+    elsewhere nothing is held.  A handler installed outside Python cannot be put back, and an
+    ignored signal interrupts nothing, so those are left alone.  It uses the C module under
+    `signal`, whose calls are ten times cheaper (it runs three times a hook).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, whole_call: bool = False) -> None:
         self._previous: Dict[int, Any] = {}
         self._held: List[int] = []
+        self._whole_call = whole_call
+        self._gate: Optional[InterruptGate] = None
 
     def __enter__(self) -> SignalsHeld:
+        gate = active_gate()
+        if gate is not None:
+            gate.held += 1
+            self._gate = gate
+            return self
+        if self._whole_call:
+            return self
         import _signal
 
         for name in INTERRUPT_SIGNALS:
@@ -2964,6 +3037,12 @@ class SignalsHeld:
         self._held.append(signum)
 
     def __exit__(self, *exc_info: Any) -> None:
+        gate = self._gate
+        if gate is not None:
+            gate.held = max(gate.held - 1, 0)
+            if not gate.held:
+                gate.deliver()
+            return
         import _signal
 
         for signum, handler in self._previous.items():
@@ -3013,7 +3092,7 @@ def communicate(
                 return HookOutcome("timeout", "hook timed out after %g s" % timeout,
                                    elapsed_ms=_elapsed_ms(started))
             wait = remaining if exit_fd is not None else min(remaining, EXIT_POLL_SECONDS)
-            for fd, _ in poller.poll(wait * 1000):
+            for fd, _ in _wait(poller, wait):
                 if fd == exit_fd:
                     exited = True
                 elif fd in streams:
@@ -3067,6 +3146,18 @@ def communicate(
         return HookOutcome("stdin", "writing hook stdin failed (%s)" % _errno_name(stdin_error),
                            stdout, stderr, status, elapsed)
     return HookOutcome(None, None, stdout, stderr, 0, elapsed)
+
+
+def _wait(poller: Any, seconds: float) -> List[Tuple[int, int]]:
+    """poller.poll, the one wait of a hook's run that a signal cuts short (InterruptGate)."""
+    gate = active_gate()
+    if gate is None:
+        return poller.poll(seconds * 1000)
+    held = gate.open()
+    try:
+        return poller.poll(seconds * 1000)
+    finally:
+        gate.close(held)
 
 
 def _read_into(fd: int, index: int, captured: List[List[bytes]], sizes: List[int],
@@ -4082,18 +4173,39 @@ def _run_one_hook(
     Returns the hook as its outcome is to be judged (a dialect deny judges it under policy
     `block`), the outcome, and the dialect hook's validated context (None otherwise).
     """
-    run.lifecycle(hook, event, "started")
-    outcome = _execute(run, hook, event)
-    answer = read_dialect_answer(hook, event, outcome) if hook.dialect != MAGIHOOK_DIALECT else None
-    if answer is not None:
-        outcome = answer.outcome
-        if answer.policy is not None:
-            hook = replace_fields(hook, failure_policy=answer.policy)
-    status = "success" if outcome.category is None else "failed"
-    run.lifecycle(hook, event, status, outcome)
-    for note in answer.notes if answer is not None else ():
-        run.diagnose(hook, event, status, outcome, note)
+    # Under the magihook command a signal is only noted from the started record on, and cuts
+    # the run short where nothing is left behind (InterruptGate); either way a started hook gets
+    # its terminal record before magihook exits, so replay never shows it running forever.
+    with SignalsHeld(whole_call=True):
+        begun = time.monotonic()
+        run.lifecycle(hook, event, "started")
+        try:
+            outcome = _execute(run, hook, event)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            _record_interrupted(run, hook, event, exc, begun)
+            raise
+        answer = (read_dialect_answer(hook, event, outcome) if hook.dialect != MAGIHOOK_DIALECT
+                  else None)
+        if answer is not None:
+            outcome = answer.outcome
+            if answer.policy is not None:
+                hook = replace_fields(hook, failure_policy=answer.policy)
+        status = "success" if outcome.category is None else "failed"
+        run.lifecycle(hook, event, status, outcome)
+        for note in answer.notes if answer is not None else ():
+            run.diagnose(hook, event, status, outcome, note)
     return hook, outcome, answer.injection if answer is not None else None
+
+
+def _record_interrupted(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
+                        exc: BaseException, begun: float) -> None:
+    """The terminal record of a hook whose run a signal ended (its processes are gone by now).
+
+    Only recorded, not drawn: the command's one stderr line says it was interrupted."""
+    by = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
+    outcome = HookOutcome("runner", "hook was ended: magihook was interrupted by %s" % by,
+                          elapsed_ms=_elapsed_ms(begun))
+    run.record("hook_lifecycle", lifecycle_payload(hook, event, "failed", outcome))
 
 
 def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
@@ -4107,10 +4219,13 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
     cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
     process: Optional[HookProcess] = None
+    gate = active_gate()
     try:
         # Signals wait while a payload_ref file may be made, and while the hook starts: neither
         # may be left behind unknown.  Two sections, so that a signal held in the first stops
         # the call before any hook starts.
+        if gate is not None:
+            gate.checkpoint()
         with SignalsHeld():
             try:
                 prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
@@ -4120,6 +4235,8 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
             except (ValueError, TypeError, RecursionError, OSError):
                 return HookOutcome("stdin", "hook payload envelope could not be built",
                                    elapsed_ms=_elapsed_ms(started))
+        if gate is not None:
+            gate.checkpoint()
         with SignalsHeld():
             try:
                 process = start_hook(command, cwd, dialect_env(hook, event),
@@ -4127,7 +4244,9 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
             except (OSError, ValueError) as exc:
                 return HookOutcome("runner", _spawn_failure(exc, cwd),
                                    elapsed_ms=_elapsed_ms(started))
-        return communicate(process, prepared.stdin, started, hook.timeout_seconds,
+        # The timeout (and elapsed_ms) measure the hook from its spawn: preparing its payload is
+        # magihook's own work, bounded by the input caps, and must not eat the hook's time.
+        return communicate(process, prepared.stdin, time.monotonic(), hook.timeout_seconds,
                            (hook.stdout_max_bytes, hook.stderr_max_bytes))
     finally:
         if prepared is not None:
@@ -5334,7 +5453,28 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         (out.text if argv else out.error)(USAGE)
         return 0 if argv else EXIT_USAGE
-    restore = _terminate_on_signals()
+    gate, restore = _terminate_on_signals()
+    try:
+        # The gate raises Interrupted at most once, wherever the first signal of a burst lands
+        # (even in a handler below): this outer `except` is the one place it ends up.
+        try:
+            code = _run_command(argv, owns_process, out)
+        except Interrupted as exc:
+            code = _interrupted(out, str(exc))
+        if gate is not None:
+            gate.held += 1  # from here on a signal is only noted
+            if gate.first is not None and not gate.raised:  # noted while the last step held it
+                gate.raised = True
+                code = _interrupted(out, gate.names[gate.first])
+        return code
+    finally:
+        # The command keeps its gate until os._exit (console_main): a late signal is noted, not
+        # a traceback or a death by signal after the result.
+        if not owns_process:
+            restore()
+
+
+def _run_command(argv: Sequence[str], owns_process: bool, out: Output) -> int:
     try:
         command, options, args = parse_command_line(argv)
         return COMMANDS[command](dict(options, args=tuple(args), owns_process=owns_process),
@@ -5342,50 +5482,56 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
-    except Interrupted as exc:
-        out.error("magihook: interrupted by %s; hook processes were ended" % exc)
-        return 128 + _signal_number(str(exc))
+    except Interrupted:
+        raise
     except MagihookError as exc:
         out.error("magihook: %s" % error_text(exc))
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the boundary: a bug, reported without a traceback
         out.error("magihook: internal error (%s); please report it" % type(exc).__name__)
         return EXIT_INTERNAL
-    finally:
-        restore()
 
 
-def _terminate_on_signals() -> Callable[[], None]:
-    """INTERRUPT_SIGNALS raise Interrupted, so the runner's cleanup kills the hook's group and
-    removes payload_ref files before magihook exits.  A signal the caller made us ignore (nohup,
-    `&` in a script) stays ignored.  SIGCHLD gets its default action back: inherited as ignored,
-    it would let the kernel reap a hook before magihook reads its exit status.  Returns a
+def _interrupted(out: Output, name: str) -> int:
+    """The one line and the exit code (128 + N) of the first signal of a burst."""
+    out.error("magihook: interrupted by %s; hook processes were ended" % name)
+    return 128 + _signal_number(name)
+
+
+def _terminate_on_signals() -> Tuple[Optional[InterruptGate], Callable[[], None]]:
+    """INTERRUPT_SIGNALS go to an InterruptGate, which raises Interrupted so that the runner's
+    cleanup kills the hook's processes and removes payload_ref files before magihook exits.  A
+    signal the caller made us ignore (nohup, `&` in a script) stays ignored.  SIGCHLD gets its
+    default action back: inherited as ignored, it would let the kernel reap a hook before
+    magihook reads its exit status.  Returns the gate (None outside the main thread) and a
     function restoring the old handlers (main() may be called from a host program)."""
-    # The C module: `import signal` builds its enums, ~0.5 ms of every call's start-up.
+    global _interrupt_gate
+    # The C modules: `import signal` builds its enums, ~0.5 ms of every call's start-up.
     import _signal
+    import _thread
 
-    names = {getattr(_signal, name): name for name in INTERRUPT_SIGNALS}
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise Interrupted(names[signum])
-
-    wanted = [(signum, interrupt) for signum in names]
+    gate = InterruptGate(_thread.get_ident(),
+                         {getattr(_signal, name): name for name in INTERRUPT_SIGNALS})
+    wanted = [(signum, gate.handle) for signum in gate.names]
     wanted.append((_signal.SIGCHLD, _signal.SIG_DFL))
     previous = {}
     for signum, handler in wanted:
         current = _signal.getsignal(signum)
-        if current is None or (handler is interrupt and current == _signal.SIG_IGN):
+        if current is None or (handler is not _signal.SIG_DFL and current == _signal.SIG_IGN):
             continue  # None: a handler installed outside Python, which could not be put back
         try:
             previous[signum] = _signal.signal(signum, handler)
         except ValueError:  # not the main thread: leave the host's handlers alone
-            pass
+            return None, lambda: None
+    outer, _interrupt_gate = _interrupt_gate, gate
 
     def restore() -> None:
+        global _interrupt_gate
+        _interrupt_gate = outer
         for signum, handler in previous.items():
             _signal.signal(signum, handler)
 
-    return restore
+    return gate, restore
 
 
 def _signal_number(name: str) -> int:
