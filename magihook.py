@@ -188,6 +188,9 @@ HOOK_SHELL = ("/bin/bash", "-lc")
 READ_CHUNK = 64 * 1024
 # Without pidfd we cannot be woken by the hook's exit, so the loop polls at this interval.
 EXIT_POLL_SECONDS = 0.01
+# Passes over /proc that end a timed-out hook's session: each kills what the last one saw, so a
+# member forked meanwhile (its parent not yet dead) is found by the next.
+SESSION_KILL_PASSES = 8
 # Signals that end magihook (exit 128+N) after ending the running hook's group and removing its
 # payload_ref file; a signal the caller set to be ignored (nohup, `&` in a script) stays ignored.
 INTERRUPT_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
@@ -3126,6 +3129,8 @@ def communicate(
         for fd, index in streams.items():
             while _over_cap(sizes, caps) is None and _read_into(fd, index, captured, sizes, poller):
                 pass
+        if _over_cap(sizes, caps) is not None and process.returncode is None:
+            _kill_session(process.pid)  # a cap ends the whole session (end_hook), reaped or not
     finally:
         if exit_fd is not None:
             os.close(exit_fd)
@@ -3273,15 +3278,76 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def end_hook(process: HookProcess) -> None:
-    """Kill whatever is left of the hook's group, reap the hook, close our pipe ends.
+def _kill_session(sid: int) -> None:
+    """SIGKILL every process of session SID, the hook's (start_hook makes the hook a session
+    leader), so that jobs a script moved to other groups (`set -m`, setpgid) end too.  Only a
+    new session (setsid) escapes.  Linux only (/proc); elsewhere the group kill is all there is.
 
-    The group is killed before the leader is reaped: until then its pid, the group id, cannot
-    be reused by an unrelated process.
+    Called while the leader is unreaped, so SID cannot be reused meanwhile; each member is
+    signalled through a pidfd after its session is checked again, so a pid reused between the
+    listing and the kill is not hit.  A member forked meanwhile is found by the next pass.
+    """
+    for _ in range(SESSION_KILL_PASSES):
+        members = _session_members(sid)
+        if not members:
+            return
+        for pid in members:
+            _kill_member(pid, sid)
+
+
+def _session_members(sid: int) -> List[int]:
+    """Pids of the live (not zombie) processes of session SID."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    return [int(entry) for entry in entries
+            if entry.isdigit() and _session_of(int(entry)) == sid]
+
+
+def _session_of(pid: int) -> Optional[int]:
+    """The session id of a live process (None: gone, a zombie, or not readable)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == b"Z" else int(fields[3])
+
+
+def _kill_member(pid: int, sid: int) -> None:
+    import signal
+
+    try:
+        fd = os.pidfd_open(pid)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        fd = None
+    try:
+        if _session_of(pid) != sid:
+            return
+        if fd is not None:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)  # type: ignore[attr-defined]
+        else:
+            os.kill(pid, signal.SIGKILL)
+    except (OSError, AttributeError):  # gone meanwhile, or not ours to kill
+        pass
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def end_hook(process: HookProcess) -> None:
+    """Kill whatever is left of the hook's group and session, reap the hook, close our pipe ends.
+
+    Reached unreaped, the hook timed out, passed a cap, or magihook was interrupted: then every
+    process of its session is ended, not only its group.  Both are killed before the leader is
+    reaped: until then its pid, the group and session id, cannot be reused by an unrelated
+    process.
     """
     try:
         if process.returncode is None:
             _kill_group(process.pid)
+            _kill_session(process.pid)
             _reap(process)
     finally:
         process.close_pipes()
