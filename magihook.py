@@ -164,6 +164,10 @@ PAYLOAD_REF_MAX_BYTES = 16 * 1024 * 1024
 # An input event is read whole before anything runs, so it is bounded too.
 EVENT_MAX_BYTES = 32 * 1024 * 1024
 EVENT_MAX_DEPTH = 256
+# Objects, arrays and their members: what a decoded event costs in memory is per value (a `{}` is
+# 3 bytes of input and ~70 of memory, twice with its redacted copy), so 32 MiB of tiny objects
+# would take gigabytes.  At this cap a worst-case event stays under 512 MiB (docs: reliability).
+EVENT_MAX_VALUES = 1_000_000
 # CPython's own default bound on int() of a digit string; fixed here so that a huge integer in an
 # event is the same clear error on every version (and int parsing, quadratic, stays cheap).
 EVENT_MAX_INT_DIGITS = 4300
@@ -1407,6 +1411,9 @@ def decode_event(raw: bytes) -> Dict[str, Any]:
     """Bytes of one event into a JSON object, or InputError saying exactly what is wrong."""
     if len(raw) > EVENT_MAX_BYTES:
         raise InputError("input event is larger than %d bytes" % EVENT_MAX_BYTES)
+    if _value_count(raw) > EVENT_MAX_VALUES:
+        raise InputError("input event has more than %d JSON values (objects, arrays and their "
+                         "members)" % EVENT_MAX_VALUES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -1430,6 +1437,23 @@ def decode_event(raw: bytes) -> Dict[str, Any]:
     if _nesting_depth(document) > EVENT_MAX_DEPTH:
         raise InputError("input is nested deeper than %d levels" % EVENT_MAX_DEPTH)
     return document
+
+
+def _value_count(raw: bytes) -> int:
+    """About how many values a JSON text holds (each `{`, `[` and `,` outside strings starts one),
+    counted before decoding builds them.  Counting in the raw bytes is an upper bound taken at
+    memory speed; only past the cap are the strings, whose commas and brackets do not count,
+    cut out first."""
+    count = raw.count(b",") + raw.count(b"{") + raw.count(b"[")
+    if count <= EVENT_MAX_VALUES:
+        return count
+    outside = _json_string_re().sub(b"", raw)
+    return outside.count(b",") + outside.count(b"{") + outside.count(b"[")
+
+
+@functools.lru_cache(maxsize=1)
+def _json_string_re() -> re.Pattern[bytes]:
+    return re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 @functools.lru_cache(maxsize=1)
@@ -2468,33 +2492,77 @@ def redact_tree(value: Any) -> Any:
     "value": ...}` (env lists) and `["--password", ...]` (argv lists); those values are
     summarized too.
     """
-    if isinstance(value, dict):
-        lowered = {key.lower(): item for key, item in value.items()}
-        secret_value = (_names_a_credential(lowered.get("name"))
-                        or _names_a_credential(lowered.get("key")))
-        redacted = {}
-        for key, item in value.items():
-            kind = SUMMARIZED_KEYS.get(key.lower()) or (
-                "credential" if is_credential_key(key) or (secret_value and key.lower() == "value")
-                else None)
-            if kind is not None and item is not None:
-                redacted[redact_credentials(key)] = redaction_summary(kind, item)
-            else:
-                redacted[redact_credentials(key)] = redact_tree(item)
+    return _TreeRedactor().tree(value)
+
+
+# Distinct keys, and short strings, whose judgement one walk remembers: a big result repeats
+# its keys (and often its values) millions of times, and each judgement costs microseconds.
+_TREE_MEMO_ENTRIES = 65536
+_TREE_MEMO_CHARS = 256
+
+
+class _TreeRedactor:
+    """redact_tree's walk, judging each distinct key (and short string) once."""
+
+    def __init__(self) -> None:
+        self.keys: Dict[str, Tuple[str, str, Optional[str]]] = {}
+        self.strings: Dict[str, str] = {}
+
+    def key(self, key: str) -> Tuple[str, str, Optional[str]]:
+        """(the key as sent, lower-cased, the summary kind its name alone calls for)."""
+        judged = self.keys.get(key)
+        if judged is None:
+            lower = key.lower()
+            kind = SUMMARIZED_KEYS.get(lower) or ("credential" if is_credential_key(key) else None)
+            judged = (redact_credentials(key), lower, kind)
+            if len(self.keys) < _TREE_MEMO_ENTRIES:
+                self.keys[key] = judged
+        return judged
+
+    def text(self, text: str) -> str:
+        if len(text) > _TREE_MEMO_CHARS:
+            return redact_credentials(text)
+        redacted = self.strings.get(text)
+        if redacted is None:
+            redacted = redact_credentials(text)
+            if len(self.strings) < _TREE_MEMO_ENTRIES:
+                self.strings[text] = redacted
         return redacted
-    if isinstance(value, list):
-        redacted_items = []
-        for index, item in enumerate(value):
-            flag = value[index - 1] if index else None
-            if item is not None and isinstance(flag, str) and flag.startswith("-") and (
-                    _names_a_credential(flag.lstrip("-"))):
-                redacted_items.append(redaction_summary("credential", item))
-            else:
-                redacted_items.append(redact_tree(item))
-        return redacted_items
-    if isinstance(value, str):
-        return redact_credentials(value)
-    return value
+
+    def tree(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            redacted = {}
+            secret_value = None  # whether a `value` key holds a secret: asked only if there is one
+            for key, item in value.items():
+                sent, lower, kind = self.key(key)
+                if kind is None and lower == "value":
+                    if secret_value is None:
+                        secret_value = _holds_secret_value(value)
+                    kind = "credential" if secret_value else None
+                if kind is not None and item is not None:
+                    redacted[sent] = redaction_summary(kind, item)
+                else:
+                    redacted[sent] = self.tree(item)
+            return redacted
+        if isinstance(value, list):
+            redacted_items = []
+            for index, item in enumerate(value):
+                flag = value[index - 1] if index else None
+                if item is not None and isinstance(flag, str) and flag.startswith("-") and (
+                        _names_a_credential(flag.lstrip("-"))):
+                    redacted_items.append(redaction_summary("credential", item))
+                else:
+                    redacted_items.append(self.tree(item))
+            return redacted_items
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+
+def _holds_secret_value(value: Mapping[str, Any]) -> bool:
+    """`{"name": "API_KEY", "value": ...}`: the object's name (or key) names a credential."""
+    lowered = {key.lower(): item for key, item in value.items()}
+    return _names_a_credential(lowered.get("name")) or _names_a_credential(lowered.get("key"))
 
 
 def _names_a_credential(name: Any) -> bool:
@@ -2602,17 +2670,21 @@ class PreparedPayload:
 def prepare_payload(
     hook: HookDefinition, event: ToolEvent,
     write_spill: Optional[Callable[[bytes], Optional[Tuple[Optional[str], Dict[str, Any]]]]] = None,
+    bodies_json: Optional[Tuple[Dict[str, Any], bytes]] = None,
 ) -> PreparedPayload:
     """Hook stdin, at most STDIN_MAX_BYTES: inline, else payload_ref, else omitted_too_large.
 
-    `write_spill` makes the payload_ref file (`--explain` passes one that writes nothing)."""
-    bodies = payload_bodies(hook, event)
-    inline = payload_envelope(hook, event, bodies, {"inline": True, "status": "inline",
-                                                    "data": bodies}, None, bodies)
-    stdin = dump_json(inline)
-    if len(stdin) <= STDIN_MAX_BYTES:
+    `write_spill` makes the payload_ref file (`--explain` passes one that writes nothing).
+    `bodies_json`: the bodies (payload_bodies) and their JSON for this hook's payload mode, when
+    another hook of the same call has made them already (they are the same for every hook).
+
+    The bodies are redacted and dumped once: the inline stdin is spliced from them (they appear
+    twice in it), and its size is known before it is built, so a body too big to go inline
+    costs one dump, not three."""
+    bodies, spilled = bodies_json if bodies_json is not None else _bodies_json(hook, event)
+    stdin = _inline_stdin(hook, event, bodies, spilled)
+    if stdin is not None:
         return PreparedPayload(stdin)
-    spilled = dump_json(bodies)
     if len(spilled) <= PAYLOAD_REF_MAX_BYTES:
         spill = (write_spill or _write_spill_file)(spilled)
         if spill is not None:
@@ -2635,6 +2707,32 @@ def prepare_payload(
     envelope = payload_envelope(hook, event, bodies, {"inline": False,
                                 "status": "omitted_too_large"}, None, summaries)
     return PreparedPayload(_bounded(dump_json(envelope)), None, "omitted_too_large", len(spilled))
+
+
+def _bodies_json(hook: HookDefinition, event: ToolEvent) -> Tuple[Dict[str, Any], bytes]:
+    bodies = payload_bodies(hook, event)
+    return bodies, dump_json(bodies)
+
+
+# Where the inline envelope's `payload.data` goes: inside a JSON string every `"` is escaped, so
+# this (unescaped quotes around keys magihook writes) occurs once, at the place it names.
+_INLINE_DATA = b',"payload":{"inline":true,"status":"inline","data":null}'
+
+
+def _inline_stdin(hook: HookDefinition, event: ToolEvent, bodies: Mapping[str, Any],
+                  bodies_json: bytes) -> Optional[bytes]:
+    """The inline envelope's JSON (the bodies as `payload.data` and as the legacy top-level
+    fields), or None when it would pass STDIN_MAX_BYTES: then it is never built."""
+    if len(bodies_json) * 2 > STDIN_MAX_BYTES:
+        return None
+    skeleton = dump_json(payload_envelope(hook, event, bodies, {
+        "inline": True, "status": "inline", "data": None}, None, {}))
+    if len(skeleton) + 2 * len(bodies_json) - len(b"null") - 2 + 1 > STDIN_MAX_BYTES:
+        return None
+    at = skeleton.index(_INLINE_DATA) + len(_INLINE_DATA) - len(b"null}")
+    # skeleton ends with `}`; the legacy fields are the bodies' members, after payload_mode.
+    return b"".join((skeleton[:at], bodies_json, skeleton[at + 4:-1], b",", bodies_json[1:-1],
+                     b"}"))
 
 
 class PayloadTooLarge(MagihookError):
@@ -4166,6 +4264,15 @@ class PhaseRun:
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
         self.context_items: List[Dict[str, str]] = []
+        # payload mode -> (bodies, their JSON): the same for every hook of the call, so a big
+        # event is redacted and dumped once, not once a hook.
+        self.bodies: Dict[str, Tuple[Dict[str, Any], bytes]] = {}
+
+    def payload_for(self, hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
+        """prepare_payload, with the bodies made once per payload mode for the whole call."""
+        if hook.payload not in self.bodies:
+            self.bodies[hook.payload] = _bodies_json(hook, event)
+        return prepare_payload(hook, event, bodies_json=self.bodies[hook.payload])
 
     def record(self, kind: str, payload: Mapping[str, Any]) -> None:
         event = session_event(kind, payload)
@@ -4388,7 +4495,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
             gate.checkpoint()
         with SignalsHeld():
             try:
-                prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
+                prepared = (run.payload_for(hook, event) if hook.dialect == MAGIHOOK_DIALECT
                             else dialect_payload(hook, event))
             except PayloadTooLarge as exc:
                 return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))

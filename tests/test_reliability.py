@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MAGIHOOK, bash_event, run_cli, write_script, write_settings
+from conftest import MAGIHOOK, after_event, bash_event, run_cli, write_script, write_settings
 from test_hostile import PROMPT, SPILLED
 
 import magihook
@@ -181,3 +181,112 @@ def test_the_sweep_is_cheap_next_to_a_call(tmp_path, monkeypatch):
     per_sweep = (time.process_time() - start) / rounds
     print("sweep: %.0f µs" % (per_sweep * 1e6))
     assert per_sweep < 0.005
+
+
+# --- a hook's timeout counts from its spawn; payload preparation is linear and bounded -----------
+
+def ffgrep_event(count):
+    """An after_tool ffgrep result of COUNT matches, each with distinct strings (every one is
+    scanned for credentials in redacted mode)."""
+    matches = [{"path": "src/module_%06d.py" % index, "line": index,
+                "text": "a matching line number %06d" % index} for index in range(count)]
+    event = after_event(tool="ffgrep", request={"pattern": "matching", "path": "."},
+                        content="%d matches" % count)
+    event["result"]["metadata"] = {"matches": matches}
+    return event
+
+
+def preparation_cpu(event, project):
+    settings = magihook.settings_from_document({"hooks": {"enabled": True, "after_tool": [
+        {"command": "true"}]}})
+    tool_event = magihook.parse_event("after_tool", event, str(project))
+    (hook,) = magihook.matching_hooks(settings, "after_tool", "ffgrep")
+    start = time.process_time()
+    prepared = magihook.prepare_payload(hook, tool_event, write_spill=magihook._unwritten_spill)
+    return time.process_time() - start, prepared.status
+
+
+def test_a_slow_payload_preparation_is_not_the_hook_s_time(project, tmpdir_env):
+    # Sized so that preparing the payload takes at least 1.5 s of CPU here, past the 1 s timeout.
+    per_match, _ = preparation_cpu(ffgrep_event(20_000), project)
+    count = min(int(20_000 * 1.5 / per_match) + 1, 240_000)
+    event = ffgrep_event(count)
+    cpu, status = preparation_cpu(event, project)
+    assert (cpu > 1.2, status) == (True, "referenced"), (count, cpu)
+    result = run_hook(project, tmpdir_env, {"command": "true", "timeout_seconds": 1}, event,
+                      phase="after_tool")
+    assert terminal(result) == ("success", None, None)
+    assert result.json["events"][-1]["payload"]["elapsed_ms"] < 1000
+
+
+MEASURE = r"""
+import json, resource, subprocess, sys
+phase, config, event = sys.argv[1:4]
+with open(event, "rb") as stdin:
+    done = subprocess.run([sys.executable, MAGIHOOK, "run", "--phase", phase, "--config", config],
+                          stdin=stdin, capture_output=True)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": done.returncode, "stdout": done.stdout.decode(),
+                  "stderr": done.stderr.decode(), "cpu": usage.ru_utime + usage.ru_stime,
+                  "peak_mib": usage.ru_maxrss / 1024}))
+""".replace("MAGIHOOK", repr(str(MAGIHOOK)))
+
+
+def measured_run(project, env, phase, hooks, body):
+    """One CLI run in a fresh child of a fresh process: its CPU time and peak RSS alone."""
+    config = write_settings(project, {"enabled": True, phase: hooks})
+    event = project / "event.json"
+    head = ('{"tool":{"name":"bash","call_id":"c"},"request":{"command":"x"},"result":'
+            '{"tool_name":"bash","success":true,"content":"c","metadata":{"items":')
+    event.write_text(head + body + "}}}" if phase == "after_tool" else
+                     head.split(',"result"')[0] + ',"items":' + body + "}}")
+    done = subprocess.run([sys.executable, "-c", MEASURE, phase, str(config), str(event)],
+                          capture_output=True, env=env, cwd=project, timeout=300)
+    report = json.loads(done.stdout)
+    print("%s: %.0f MiB in, %.2f s CPU, %.0f MiB peak" % (
+        body[:12], event.stat().st_size / 2 ** 20, report["cpu"], report["peak_mib"]))
+    return report
+
+
+MIB = 1 << 20
+THREE = [{"command": "true", "label": label} for label in ("a", "b", "c")]
+
+
+def test_a_32_mib_event_of_tiny_objects_is_refused_within_the_bounds(project, tmpdir_env):
+    body = "[" + ",".join(["{}"] * ((32 * MIB - 200) // 3)) + "]"
+    report = measured_run(project, tmpdir_env, "before_tool", [{"command": "true"}], body)
+    assert (report["code"], report["stdout"], report["stderr"]) == (
+        2, "", "magihook: input event has more than 1000000 JSON values (objects, arrays and "
+               "their members)\n")
+    assert report["peak_mib"] <= 512 and report["cpu"] <= 5
+
+
+@pytest.mark.parametrize("item, count", [
+    # The cap counts the commas, `{` and `[` outside strings: two for each object here.
+    ("{}", 499_000),                                     # the most `{}` the cap lets in
+    ('{"k":"abcdefghijklmnopqrstuvwxyz0123"}', 499_000),  # one key, one redacted string each
+    ('"0123456789abcdef"', 999_000),                      # short strings
+])
+def test_the_biggest_events_of_tiny_values_stay_within_the_bounds(project, tmpdir_env, item,
+                                                                  count):
+    hooks = THREE[:1] + [dict(THREE[1], payload="full"), THREE[2]]
+    report = measured_run(project, tmpdir_env, "after_tool", hooks,
+                          "[" + ",".join([item] * count) + "]")
+    assert report["code"] == 0, report["stderr"]
+    statuses = [e["payload"]["status"] for e in json.loads(report["stdout"])["events"]]
+    assert statuses == ["started", "success"] * 3
+    assert report["peak_mib"] <= 512 and report["cpu"] <= 5
+
+
+def test_a_32_mib_string_event_stays_within_the_bounds(project, tmpdir_env):
+    report = measured_run(project, tmpdir_env, "after_tool", THREE,
+                          json.dumps("x, {[" * ((32 * MIB - 400) // 5)))
+    assert report["code"] == 0, report["stderr"]
+    assert report["peak_mib"] <= 512 and report["cpu"] <= 5
+
+
+def test_commas_and_brackets_inside_strings_are_not_values(project):
+    # 1.5 million commas, all inside strings: the event is well under the value cap.
+    event = after_event(content="a," * 1_500_000)
+    result = run_hook(project, None, {"command": "true"}, event, phase="after_tool")
+    assert terminal(result) == ("success", None, None)
