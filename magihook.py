@@ -2759,14 +2759,9 @@ def _body_summaries(
 def _write_spill_file(data: bytes) -> Optional[Tuple[str, Dict[str, Any]]]:
     """Write bodies to a fresh private folder; (folder, payload_ref) or None if it can't be."""
     import hashlib
-    import tempfile
 
-    try:
-        # 0700 by construction; the name says whose it is, so that once its owner is gone (a
-        # SIGKILL runs no cleanup) the next magihook can sweep it (sweep_payload_folders).
-        tag = _owner_tag(os.getpid())
-        folder = tempfile.mkdtemp(prefix=SPILL_PREFIX + (tag + "-" if tag else ""))
-    except OSError:
+    folder = _make_spill_folder()
+    if folder is None:
         return None
     path = os.path.join(folder, "payload.json")
     try:
@@ -2787,8 +2782,45 @@ def _write_spill_file(data: bytes) -> Optional[Tuple[str, Dict[str, Any]]]:
     }
 
 
+def _make_spill_folder() -> Optional[str]:
+    """A fresh private (0700) folder for a payload_ref file, or None if none can be made.
+
+    As tempfile.mkdtemp makes it, without importing tempfile and shutil (~9 ms a call) unless the
+    first place fails.  The name says whose it is, so that once its owner is gone (a SIGKILL runs
+    no cleanup) the next magihook can sweep it (sweep_payload_folders)."""
+    tag = _owner_tag(os.getpid())
+    prefix = SPILL_PREFIX + (tag + "-" if tag else "")
+    parent = _temporary_directory()
+    for _ in range(16):
+        folder = os.path.join(parent, prefix + os.urandom(6).hex())
+        try:
+            os.mkdir(folder, 0o700)
+            return folder
+        except FileExistsError:
+            continue
+        except OSError:
+            break
+    import tempfile  # it also tries the other places, and checks that they are writable
+
+    try:
+        return tempfile.mkdtemp(prefix=prefix)
+    except OSError:
+        return None
+
+
 def _remove_spill_dir(folder: str) -> None:
     """Remove a payload_ref folder with whatever the hook may have put in it."""
+    try:
+        os.unlink(os.path.join(folder, "payload.json"))
+    except OSError:
+        pass
+    try:
+        os.rmdir(folder)
+        return
+    except FileNotFoundError:
+        return
+    except OSError:  # the hook left something in it
+        pass
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
