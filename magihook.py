@@ -5436,8 +5436,9 @@ class Output:
 
     def _write(self, stream: Any, data: bytes) -> None:
         try:
-            stream.write(data)
-            stream.flush()
+            with SignalsHeld():  # a line is written whole, then a signal that came meanwhile acts
+                stream.write(data)
+                stream.flush()
         except OSError as exc:
             self.reader_gone = self.reader_gone or stream is self.stdout
             # The reader went away (EPIPE), or the descriptor is unusable (closed or read-only
