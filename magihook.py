@@ -3500,34 +3500,43 @@ def _kill_session(sid: int) -> None:
 
     Called while the leader is unreaped, so SID cannot be reused meanwhile; each member is
     signalled through a pidfd after its session is checked again, so a pid reused between the
-    listing and the kill is not hit.  A member forked meanwhile is found by the next pass.
+    listing and the kill is not hit.  A member forked meanwhile is found by the next pass.  The
+    hook's own group is skipped: the group kill before this ended all of it at once (a process
+    with a SIGKILL pending forks no more).  One pass over /proc is ~2 ms with 100 processes.
     """
+    signalled: set = set()
     for _ in range(SESSION_KILL_PASSES):
-        members = _session_members(sid)
+        members = [pid for pid in _session_members(sid) if pid not in signalled]
         if not members:
             return
         for pid in members:
             _kill_member(pid, sid)
+        signalled.update(members)
 
 
 def _session_members(sid: int) -> List[int]:
-    """Pids of the live (not zombie) processes of session SID."""
+    """Pids of the live (not zombie) processes of session SID outside its leader's group."""
     try:
         entries = os.listdir("/proc")
     except OSError:
         return []
-    return [int(entry) for entry in entries
-            if entry.isdigit() and _session_of(int(entry)) == sid]
+    members = []
+    for entry in entries:
+        if entry.isdigit():
+            ids = _session_ids(int(entry))
+            if ids is not None and ids[1] == sid and ids[0] != sid:
+                members.append(int(entry))
+    return members
 
 
-def _session_of(pid: int) -> Optional[int]:
-    """The session id of a live process (None: gone, a zombie, or not readable)."""
+def _session_ids(pid: int) -> Optional[Tuple[int, int]]:
+    """(process group, session) of a live process (None: gone, a zombie, or not readable)."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as stat:
             fields = stat.read().rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return None if fields[0] == b"Z" else int(fields[3])
+    return None if fields[0] == b"Z" else (int(fields[2]), int(fields[3]))
 
 
 def _kill_member(pid: int, sid: int) -> None:
@@ -3538,7 +3547,8 @@ def _kill_member(pid: int, sid: int) -> None:
     except (AttributeError, OSError):
         fd = None
     try:
-        if _session_of(pid) != sid:
+        ids = _session_ids(pid)
+        if ids is None or ids[1] != sid:
             return
         if fd is not None:
             signal.pidfd_send_signal(fd, signal.SIGKILL)  # type: ignore[attr-defined]
