@@ -3166,6 +3166,17 @@ class InterruptGate:
         self.first: Optional[int] = None  # the first signal of the burst: the exit code's
         self.raised = False
         self.held = 0
+        # The read end of the signal wakeup pipe (signal.set_wakeup_fd): a signal that lands just
+        # before a blocking read or poll begins runs its handler only once that call returns, so
+        # every wait magihook makes also waits on this, which the signal itself makes readable.
+        self.wakeup: Optional[int] = None
+
+    def drain(self) -> None:
+        try:
+            while self.wakeup is not None and os.read(self.wakeup, 512):
+                pass
+        except OSError:  # empty (EAGAIN)
+            pass
 
     def handle(self, signum: int, frame: Any) -> None:
         if self.first is None:
@@ -3299,6 +3310,10 @@ def communicate(
     else:
         process.close_stdin()
     exit_fd = _open_pidfd(process.pid)
+    gate = active_gate()
+    wakeup = gate.wakeup if gate is not None else None
+    if wakeup is not None:
+        poller.register(wakeup, select.POLLIN)
     try:
         if exit_fd is not None:
             poller.register(exit_fd, select.POLLIN)
@@ -3313,6 +3328,8 @@ def communicate(
             for fd, _ in _wait(poller, wait):
                 if fd == exit_fd:
                     exited = True
+                elif fd == wakeup and gate is not None:
+                    gate.drain()  # the handler has run (or runs at the next window)
                 elif fd in streams:
                     _read_into(fd, streams[fd], captured, sizes, poller)
                 elif fd == stdin_fd:
@@ -5504,9 +5521,38 @@ def read_event_input(stream: Any) -> bytes:
         return b""
     _make_blocking(stream)
     try:
-        return stream.buffer.read(EVENT_MAX_BYTES + 1)
+        gate = active_gate()
+        if gate is None or gate.wakeup is None:
+            return stream.buffer.read(EVENT_MAX_BYTES + 1)
+        return _read_waking(stream.buffer, gate, EVENT_MAX_BYTES + 1)
     except OSError as exc:
         raise InputError("cannot read the input event (%s)" % _errno_name(exc)) from None
+
+
+def _read_waking(stream: Any, gate: InterruptGate, limit: int) -> bytes:
+    """stream.read(limit), waiting in poll on the descriptor and the gate's wakeup pipe, so that
+    a signal that lands just before a read cannot leave it blocked on a writer that never ends
+    (the handler raises Interrupted once poll returns)."""
+    import select
+
+    fd = stream.fileno()
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    poller.register(gate.wakeup, select.POLLIN)
+    chunks: List[bytes] = []
+    size = 0
+    while size < limit:
+        ready = [ready_fd for ready_fd, _ in poller.poll()]
+        if gate.wakeup in ready:
+            gate.drain()
+            gate.checkpoint()
+        if fd in ready:
+            data = stream.read1(min(limit - size, 1024 * 1024))
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+    return b"".join(chunks)
 
 
 def cli_run(options: Mapping[str, Any], out: Output) -> int:
@@ -5589,7 +5635,10 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
         return 0
     _make_blocking(sys.stdin)
     owns_process = _owns_process(options)
-    for line in stream_lines(sys.stdin.buffer):
+    gate = active_gate()
+    source = (WakingLineReader(sys.stdin.buffer.fileno(), gate)
+              if gate is not None and gate.wakeup is not None else sys.stdin.buffer)
+    for line in stream_lines(source):
         if not line.strip(b" \t\r"):
             continue
         try:
@@ -5607,6 +5656,45 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
         if out.reader_gone:
             break
     return 0
+
+
+class WakingLineReader:
+    """`readline(limit)` over a descriptor that waits in poll on it and on the InterruptGate's
+    wakeup pipe: between two events a --stream waits for input, and a signal that lands just
+    before a blocking read would otherwise wait for the next line to act."""
+
+    def __init__(self, fd: int, gate: InterruptGate) -> None:
+        import select
+
+        self.fd = fd
+        self.gate = gate
+        self.buffer = bytearray()
+        self.eof = False
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN)
+        self.poller.register(gate.wakeup, select.POLLIN)
+
+    def readline(self, limit: int) -> bytes:
+        while True:
+            end = self.buffer.find(b"\n", 0, limit)
+            if end >= 0 or len(self.buffer) >= limit or self.eof:
+                cut = end + 1 if end >= 0 else min(limit, len(self.buffer))
+                line = bytes(self.buffer[:cut])
+                del self.buffer[:cut]
+                return line
+            self._fill()
+
+    def _fill(self) -> None:
+        ready = [fd for fd, _ in self.poller.poll()]
+        if self.gate.wakeup in ready:
+            self.gate.drain()
+            self.gate.checkpoint()
+        if self.fd in ready:
+            data = os.read(self.fd, READ_CHUNK)
+            if data:
+                self.buffer += data
+            else:
+                self.eof = True
 
 
 def stream_lines(stream: Any) -> Iterator[bytes]:
@@ -5838,14 +5926,40 @@ def _terminate_on_signals() -> Tuple[Optional[InterruptGate], Callable[[], None]
         except ValueError:  # not the main thread: leave the host's handlers alone
             return None, lambda: None
     outer, _interrupt_gate = _interrupt_gate, gate
+    wakeup = _wakeup_pipe(gate)
 
     def restore() -> None:
         global _interrupt_gate
         _interrupt_gate = outer
+        if wakeup is not None:
+            _signal.set_wakeup_fd(wakeup[0])
+            for fd in wakeup[1:]:
+                os.close(fd)
         for signum, handler in previous.items():
             _signal.signal(signum, handler)
 
     return gate, restore
+
+
+def _wakeup_pipe(gate: InterruptGate) -> Optional[Tuple[int, int, int]]:
+    """Make a pipe the signal wakeup descriptor and give the gate its read end: (the previous
+    wakeup descriptor, read end, write end), or None where that cannot be done."""
+    import _signal
+
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
+    try:
+        os.set_blocking(read_end, False)
+        os.set_blocking(write_end, False)
+        previous = _signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except (OSError, ValueError):
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    gate.wakeup = read_end
+    return previous, read_end, write_end
 
 
 def _signal_number(name: str) -> int:

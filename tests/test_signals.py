@@ -163,3 +163,27 @@ def test_the_first_signal_handled_names_the_exit_code(project, tmpdir_env):
         except ProcessLookupError:
             break
     assert_aftermath(project, process, (TERM,), first=TERM)
+
+
+@pytest.mark.parametrize("burst", BURSTS[:3])
+def test_burst_while_a_stream_waits_between_events(project, tmpdir_env, burst):
+    config = write_settings(project, {"enabled": True, "before_tool": [
+        hook_def(project, "a.sh", QUICK)]})
+    read_end, write_end = os.pipe()
+    process = subprocess.Popen(
+        [sys.executable, str(MAGIHOOK), "run", "--stream", "--config", str(config), "--session",
+         str(project / "session.jsonl")], stdin=read_end, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, cwd=project, env=tmpdir_env, preexec_fn=default_signals)
+    os.close(read_end)
+    try:
+        os.write(write_end, json.dumps(dict(bash_event(), phase="before_tool")).encode() + b"\n")
+        answer = process.stdout.readline()  # the first event's result: now it waits for more
+        assert json.loads(answer)["verdict"] == "continue"
+        send(process, burst)
+        stdout, stderr = process.communicate(timeout=PROMPT)
+        code = process.returncode - 128
+        assert code in burst and stdout == b""
+        assert stderr == b"magihook: interrupted by %s; hook processes were ended\n" % (
+            signal.Signals(code).name.encode())
+    finally:
+        os.close(write_end)
