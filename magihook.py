@@ -5521,38 +5521,12 @@ def read_event_input(stream: Any) -> bytes:
         return b""
     _make_blocking(stream)
     try:
-        gate = active_gate()
-        if gate is None or gate.wakeup is None:
-            return stream.buffer.read(EVENT_MAX_BYTES + 1)
-        return _read_waking(stream.buffer, gate, EVENT_MAX_BYTES + 1)
+        # A plain blocking read: a poll on the wakeup pipe too would cost every inert call the
+        # `select` import.  A signal interrupts the read; one that lands in the instant before it
+        # starts acts once the writer writes or closes (docs: reliability).
+        return stream.buffer.read(EVENT_MAX_BYTES + 1)
     except OSError as exc:
         raise InputError("cannot read the input event (%s)" % _errno_name(exc)) from None
-
-
-def _read_waking(stream: Any, gate: InterruptGate, limit: int) -> bytes:
-    """stream.read(limit), waiting in poll on the descriptor and the gate's wakeup pipe, so that
-    a signal that lands just before a read cannot leave it blocked on a writer that never ends
-    (the handler raises Interrupted once poll returns)."""
-    import select
-
-    fd = stream.fileno()
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    poller.register(gate.wakeup, select.POLLIN)
-    chunks: List[bytes] = []
-    size = 0
-    while size < limit:
-        ready = [ready_fd for ready_fd, _ in poller.poll()]
-        if gate.wakeup in ready:
-            gate.drain()
-            gate.checkpoint()
-        if fd in ready:
-            data = stream.read1(min(limit - size, 1024 * 1024))
-            if not data:
-                break
-            chunks.append(data)
-            size += len(data)
-    return b"".join(chunks)
 
 
 def cli_run(options: Mapping[str, Any], out: Output) -> int:

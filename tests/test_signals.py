@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -44,6 +45,18 @@ def caught_signals(pid):
         return set()
     mask = int(status.split("SigCgt:")[1].split()[0], 16)
     return {number for number in range(1, 65) if mask & (1 << (number - 1))}
+
+
+def blocked_reading_stdin(pid):
+    """The process sleeps in read() on descriptor 0 (/proc/PID/syscall; elsewhere than x86-64 and
+    arm64 only that it sleeps)."""
+    try:
+        syscall = Path("/proc", str(pid), "syscall").read_text().split()
+        state = Path("/proc", str(pid), "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    number = {"x86_64": "0", "aarch64": "63"}.get(platform.machine())
+    return state == "S" and (number is None or syscall[:2] == [number, "0x0"])
 
 
 def await_true(predicate, what):
@@ -108,6 +121,9 @@ def test_burst_while_reading_the_event(project, tmpdir_env, burst):
     try:
         os.write(write_end, b'{"tool": ')  # a writer that has not finished
         await_true(lambda: {TERM, INT, HUP} <= caught_signals(process.pid), "no handlers")
+        # Blocked in read(0, ...): a signal now interrupts it.  (One that lands in the instant
+        # before the read starts waits for the writer: documented.)
+        await_true(lambda: blocked_reading_stdin(process.pid), "not reading its event")
         send(process, burst)
         assert_aftermath(project, process, burst)
     finally:
