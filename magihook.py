@@ -1643,6 +1643,14 @@ _SECRET_WORDS = frozenset((
     # Plurals that are never counters (unlike "tokens": max_tokens, prompt_tokens).
     "passwords", "passwds", "passphrases", "passcodes", "cookies", "jwts", "apikeys",
     "privatekeys", "secretkeys", "accesskeys",
+    # Session cookies by their usual names (session_id, two words, stays an id: spec).
+    "sessionid", "sessid", "phpsessid", "jsessionid",
+))
+# Glued "<qualifier>pass" words (smtppass); "pass" alone as a suffix would take bypass, compass.
+_GLUED_PASS_WORDS = frozenset((
+    "smtppass", "dbpass", "mailpass", "ftppass", "sqlpass", "rootpass", "adminpass",
+    "userpass", "mysqlpass", "pgpass", "ldappass", "redispass", "vncpass", "keypass",
+    "storepass", "sshpass", "proxypass", "wifipass", "imappass", "poppass",
 ))
 # "tokens" is a credential only after one of these (refresh_tokens, accessTokens).
 _TOKEN_QUALIFIERS = frozenset((
@@ -1659,6 +1667,32 @@ _KEY_QUALIFIERS = frozenset((
     "service", "license", "ssh", "gpg", "pgp", "deploy", "admin", "root",
     "storage", "webhook", "heroku", "stripe", "openai", "anthropic", "jwt",
     "x",
+))
+# Vendors whose keys have no distinctive prefix: "<vendor>Key" / "<vendor>_key" names a credential.
+_VENDOR_WORDS = frozenset((
+    "mailgun", "mailchimp", "mailjet", "mandrill", "postmark", "sendgrid", "sendinblue", "brevo",
+    "sparkpost", "twilio", "nexmo", "vonage", "plivo", "messagebird", "telnyx", "pusher",
+    "algolia", "mapbox", "gmaps", "tomtom", "bing", "google", "gcp", "firebase", "azure", "aws",
+    "cloudflare", "fastly", "akamai", "netlify", "vercel", "datadog", "newrelic", "sentry",
+    "bugsnag", "rollbar", "honeybadger", "logdna", "loggly", "papertrail", "sumologic", "splunk",
+    "pagerduty", "opsgenie", "statuspage", "mixpanel", "amplitude", "intercom", "zendesk",
+    "freshdesk", "hubspot", "salesforce", "pipedrive", "airtable", "notion", "asana", "trello",
+    "jira", "atlassian", "confluence", "clickup", "figma", "dropbox", "okta", "auth0", "onelogin",
+    "paypal", "braintree", "square", "adyen", "razorpay", "paystack", "flutterwave", "coinbase",
+    "binance", "kraken", "plaid", "shippo", "easypost", "openweather", "openweathermap", "nasa",
+    "tmdb", "omdb", "youtube", "spotify", "twitch", "discord", "telegram", "slack", "github",
+    "gitlab", "bitbucket", "circleci", "travis", "codecov", "sonar", "snyk", "npm", "pypi",
+    "rubygems", "nuget", "docker", "dockerhub", "heroku", "digitalocean", "linode", "vultr",
+    "hetzner", "scaleway", "ovh", "openai", "anthropic", "cohere", "mistral", "groq",
+    "huggingface", "replicate", "pinecone", "weaviate", "elastic", "contentful", "prismic",
+    "storyblok", "shopify", "stripe", "recaptcha", "captcha", "hcaptcha", "mapquest",
+    "positionstack", "ipinfo", "ipstack", "rapidapi", "newsapi", "finnhub", "etherscan", "infura",
+    "alchemy", "moralis", "supabase", "planetscale", "upstash", "doppler", "vault", "launchdarkly",
+    "optimizely", "grafana", "prometheus", "lokalise", "crowdin", "transifex", "deepl", "yandex",
+    "baidu", "alibaba", "aliyun", "tencent", "huawei", "ibm", "oracle", "zoom", "webex",
+    "calendly", "typeform", "surveymonkey", "jotform", "yelp", "foursquare", "giphy", "unsplash",
+    "pexels", "cloudinary", "imgix", "uploadcare", "filestack", "vimeo", "wistia", "clearbit",
+    "fullcontact", "zapier", "ifttt", "integromat",
 ))
 _SECRET_PAIRS = frozenset((
     ("auth", "code"), ("authorization", "code"), ("access", "code"),
@@ -1708,7 +1742,7 @@ def _key_words(key: str) -> Tuple[str, ...]:
 
 
 def _is_secret_word(word: str) -> bool:
-    if word in _SECRET_WORDS:
+    if word in _SECRET_WORDS or word in _GLUED_PASS_WORDS:
         return True
     # Glued names (PGPASSWORD, authtoken) are one word after splitting.
     return any(word.endswith(s) and word != s for s in _GLUED_SUFFIXES)
@@ -1716,7 +1750,7 @@ def _is_secret_word(word: str) -> bool:
 
 def _has_secret_pair(words: Sequence[str]) -> bool:
     for first, second in zip(words, words[1:]):
-        if second in ("key", "keys") and first in _KEY_QUALIFIERS:
+        if second in ("key", "keys") and (first in _KEY_QUALIFIERS or first in _VENDOR_WORDS):
             return True
         if second == "tokens" and first in _TOKEN_QUALIFIERS:
             return True
@@ -1916,8 +1950,12 @@ def _curl_context_re() -> re.Pattern[str]:
 
 
 def _line_before(text: str, pos: int, limit: int = 400) -> str:
-    start = text.rfind("\n", max(0, pos - limit), pos) + 1
-    return text[max(start, pos - limit):pos]
+    """The logical line before POS: physical lines joined by a trailing backslash count."""
+    floor = max(0, pos - limit)
+    start = text.rfind("\n", floor, pos) + 1
+    while start > floor and text.endswith("\\", floor, start - 1 - (text[start - 2:start - 1] == "\r")):
+        start = text.rfind("\n", floor, start - 1) + 1
+    return text[max(start, floor):pos]
 
 
 def _has_letter_and_digit(s: str) -> bool:
@@ -2055,15 +2093,17 @@ _NAME_STEMS = (
     r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
     r"kie(?<=cookie)",
     r"pass(?:w|phrase|code)",
-    r"pass(?<=_pass)(?![a-z])",     # DB_PASS, smtp_pass
+    r"pass(?<=[a-z_]pass)(?![a-z])",    # DB_PASS, smtp_pass, smtppass
     r"wd(?<=pwd)", r"wt(?<=jwt)",
     r"cret(?<=secret)", r"cred", r"conn(?:ection)?[_.-]?str",
     r"uth(?<=auth)(?!or(?!iz)|ent)", r"unt(?<=account)",
     r"bearer",
     r"dsn(?![a-z])",
+    r"sess(?:ion)?id(?![a-z])",     # sessionid=... (a cookie); session_id is an id
 )
 _UNQUOTED_VALUE = r"[^\s\"'`,;&|<>(){}\[\]\\][^\s\"'`,;&|<>)\]}\\]{0,1023}"
-_SCHEME_WORDS = r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key"
+_SCHEME_WORDS = (r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key|ssws|sso-key|key"
+                 r"|genie(?:key)?|splunk|otoken|hmac|pat|dsn")
 # `name = a.b.c` (spaces around "=", a dotted name without digits) is code
 # that _is_code_reference rejects; it is rejected here already, unless a
 # scheme word makes it `token = Bearer x`.
@@ -2093,23 +2133,37 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
     # first, as most stems in text are not names: the next character, then a
     # lookahead for the separator.  The closing quote and separator are atomic
     # too: no value starts with a space, so giving spaces back never helps.
+    # Separators: = : => := and make's ?= ::= :::=, PHP's .=, a type between
+    # name and "=" (Go `var token string = "x"`, TS `token: string = "x"`), and
+    # a name and its value as two strings (`setProperty("TOKEN", "x")`,
+    # `key="Password" value="x"`, `"name": "TOKEN", "value": "x"`, YAML
+    # `- name: TOKEN` + `value: x`, prose `token - 'x'`): group "pair", whose
+    # value Python holds to a stricter shape.
     # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
     # references and code like get_password(), os.environ["X"] or, after a
     # spaced "=", self.token.
     return re.compile(r"""
-        (?P<name>(?:%s)(?=[a-z0-9_.\\"' \t=:-])(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
-        (?=\\?["']?[ \t]{0,4}[=:])%s
+        (?P<name>(?:%s)(?=[a-z0-9_.\\"' \t=:?,\r\n-])(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
+        (?=\\?["']?(?:[ \t]{0,4}[=:?.,]|[ \t]{1,8}(?:[sv*&\[]|-[ \t])|\r?\n[ \t]{0,16}v))%s
         (?=(?P<cs>(?P<close>\\?["'])?
-                  (?P<sep>[ \t]{0,4}(?:=>|:=|(?P<assign>=)|:)(?![=:])[ \t]{0,4})))(?P=cs)
-        (?!\$|["']\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
+                  (?P<sep>(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
+                          &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
+                          [ \t]{0,4}=(?!=)[ \t]{0,4}
+                         |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|:)(?![=:])[ \t]{0,4}
+                         |(?P<pair>(?<=["'])[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4})?(?=["'`])
+                                  |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
+                                  |[ \t]{1,4}-[ \t]{1,4}(?=["'])
+                                  |\r?\n[ \t]{0,16}value:[ \t]{1,4}))))(?P=cs)
+        (?!\$|["'`]\$|["'`](?:%s)[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
         (?="(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<sq>[^'\r\n]{0,4096})'
+          |`(?P<bq>[^`\r\n]{0,4096})`
           |\\"(?P<eq>[^"\\\r\n]{0,4096})\\"
           |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<uv>%s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
-    """ % ("|".join(stems), _tail_lookbehinds(), _SPACED_CODE_VALUE, _SCHEME_WORDS,
+    """ % ("|".join(stems), _tail_lookbehinds(), _SCHEME_WORDS, _SPACED_CODE_VALUE, _SCHEME_WORDS,
            _UNQUOTED_VALUE), re.X)
 
 
@@ -2145,7 +2199,10 @@ def _bearer_re() -> re.Pattern[str]:
 def _template_re() -> re.Pattern[str]:
     return re.compile(
         r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}?|\$\(.*|\{\{.*|\{%.*|%[A-Za-z_][A-Za-z0-9_]*%"
-        r"|<[^<>]*>|\[[A-Za-z _-]*\]|@[A-Za-z_]+@", re.S)
+        r"|<[^<>]*>|\[[A-Za-z _-]*\]|@[A-Za-z_]+@"
+        # printf and format-string fields (%s, %(key)s, {}, {0}, {token}) and SQL's ?
+        r"|%[-+ #0]{0,4}[0-9*]{0,3}(?:\.[0-9*]{1,3})?[sdifgeExXrcoab]|%\([A-Za-z_][A-Za-z0-9_]*\)?[a-z]?"
+        r"|\{[A-Za-z0-9_.:!]*\}|\?", re.S)
 
 
 @functools.lru_cache(maxsize=1)
@@ -2242,7 +2299,7 @@ def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMe
     by CONTEXT (text[stem - _CONTEXT:name_end], "" near the start) when that decides it."""
     full_start = _name_start(text, stem)
     name = None
-    if full_start == 0 or text[full_start - 1] not in "{$/":     # not ${TOKEN:-x}, not a path
+    if full_start == 0 or text[full_start - 1] not in "{/":      # not ${TOKEN:-x}, not a path
         name = text[full_start:name_end].lstrip("-.")
         if not memo.verdict(name):
             name = None
@@ -2253,21 +2310,84 @@ def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMe
 
 def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Optional[Tuple[int, int]]:
     """Span of the value to redact for one name=value match whose NAME names a credential, or None."""
-    for group in ("dq", "sq", "eq", "uv", "open"):
+    for group in ("dq", "sq", "bq", "eq", "uv", "open"):
         start = m.start(group)
         if start >= 0:
             break
     end = m.end(group)
     value = text[start:end]
+    if m.start("pair") >= 0 and not _pair_holds_secret(text, m, value):
+        return None
     if group == "uv":
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
         spaced_equals = sep.strip() == "=" and sep != "="
-        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep, memo):
-            return None
-        if _key_words(name)[-1] in ("cookie", "cookies"):
+        if m.start("scheme") < 0:
+            if _is_code_reference(value, spaced_equals, ":" in sep, memo):
+                return None
+            if _is_count_or_prose(text, name, value, end, ":" in sep):
+                return None
+        words = _key_words(name)
+        if words[-1] in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
+        elif words[-1] == "authorization" and m.start("scheme") < 0:
+            scheme = _scheme_token(text, value, end)
+            if scheme is not None:
+                return scheme                 # Authorization: <any scheme> <token>
     return None if _is_placeholder(value) else (start, end)
+
+
+# Source files: `TokenService.java:88` is a stack frame, not `name: value`.
+_SOURCE_EXTENSIONS = frozenset((
+    "java", "kt", "kts", "scala", "groovy", "py", "pyx", "rb", "go", "rs", "js", "mjs", "cjs",
+    "ts", "tsx", "jsx", "cs", "vb", "fs", "cpp", "cc", "cxx", "c", "h", "hpp", "m", "mm",
+    "swift", "php", "pl", "pm", "ex", "exs", "erl", "clj", "dart", "lua", "sh", "vue",
+))
+
+
+def _is_count_or_prose(text: str, name: str, value: str, end: int, colon: bool) -> bool:
+    """An unquoted number or word that reads as prose or a log line, not a value:
+    `password:  24 bytes`, `auth: user 4821`, `TokenService.java:88`."""
+    if value.isdigit() and name.rpartition(".")[2].lower() in _SOURCE_EXTENSIONS:
+        return True
+    if not (value.isdigit() or (colon and value.isalpha())):
+        return False
+    after = text[end:end + 2]
+    return len(after) == 2 and after[0] in " \t" and after[1] not in " \t\r\n"
+
+
+def _scheme_token(text: str, scheme: str, end: int) -> Optional[Tuple[int, int]]:
+    """`Authorization: <scheme> <token>` for a scheme word the pattern does not know."""
+    if not (scheme.isalpha() and len(scheme) <= 24):
+        return None
+    m = _scheme_token_re().match(text, end)
+    if m is None or _is_placeholder(m.group(1)):
+        return None
+    return m.span(1)
+
+
+@functools.lru_cache(maxsize=1)
+def _scheme_token_re() -> re.Pattern[str]:
+    return re.compile(r"[ \t]{1,4}([^\s\"'`,;]{8,4096})")
+
+
+def _looks_secret(value: str) -> bool:
+    """The stricter shape for values given apart from their name (two strings, a flag, a
+    query parameter): no spaces, 8+ characters, letters with digits or mixed case."""
+    if len(value) < 8 or any(c.isspace() for c in value):
+        return False
+    if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+        return True
+    return len(value) >= 16 and value.lower() != value and value.upper() != value
+
+
+def _pair_holds_secret(text: str, m: re.Match[str], value: str) -> bool:
+    """A name and its value as two strings: `f("TOKEN", "x")`, `key="Password" value="x"`."""
+    pair = m.group("pair")
+    if "\n" in pair or "-" in pair:
+        return True                           # YAML `- name: TOKEN` / `value: x`, prose `token - 'x'`
+    start = _name_start(text, m.start("name"))
+    return start > 0 and text[start - 1] in "\"'" and _looks_secret(value)
 
 
 def _line_end(text: str, start: int) -> int:
@@ -2295,19 +2415,194 @@ def _spaced_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     return None
 
 
+# -- Syntaxes where the name is not right before its value ------------------------
+#
+# Each pass is led by a literal (or gated by a one-character `in`) and judges
+# its name with is_credential_key, like the passes above:
+#   <flyToken>v</flyToken>, <secret>v</secret>       led by "</" (the name is read at the end)
+#   kind: Secret + data: / stringData: blocks        gated by "kind: secret" in the text
+#   sshpass -p v, docker/az login -p v, ldap* -w v,  led by "-"; the command is checked on
+#   sqlcmd -P v, redis-cli -a v                      the line before (across "\" continuations)
+#   openssl -passout pass:v                          led by "-pass"
+#   aws configure set NAME v, npm config set NAME v  led by "config" / "user-secrets"
+#   .netrc machine h login u password v              led by "machine" / "default"
+#   ?sig=v, ?code=v (OAuth callbacks), key=v         led by "sig" / "code=" / "key="
+# Values apart from their name are held to _looks_secret where a bare word
+# would be a false alarm.
+
 @functools.lru_cache(maxsize=1)
-def _ascii_lower_table() -> Mapping[int, int]:
-    return {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+def _element_re() -> re.Pattern[str]:
+    # Only closing tags whose name holds a stem; the opening tag is found again in Python.
+    return re.compile(r"</(?=[a-z0-9_:.-]{0,40}(?:ken|cret|ass|key|pwd|cred|auth)[a-z0-9_:.-]{0,40}>)"
+                      r"(?P<name>[a-z0-9_:.-]{1,84})>")
+
+
+def _element_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans = []
+    for m in _element_re().finditer(low):
+        close = m.start()
+        gt = text.rfind(">", max(0, close - 4096), close)
+        opened = low.rfind("<" + m.group("name"), max(0, gt - 1024), gt)
+        if gt < 0 or opened < 0 or "<" in text[opened + 1:gt] or "<" in text[gt + 1:close]:
+            continue
+        if text[opened + 1 + len(m.group("name"))] not in " \t\r\n>/":
+            continue
+        name = text[m.start("name"):m.end("name")].rpartition(":")[2]
+        value = text[gt + 1:close].strip()
+        if value and is_credential_key(name) and not _is_placeholder(value):
+            start = text.index(value, gt + 1)
+            spans.append((start, start + len(value)))
+    return spans
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_data_re() -> re.Pattern[str]:
+    # A data: / stringData: block of a Kubernetes Secret: every key's value is secret.
+    return re.compile(r"^(?P<indent>[ \t]{0,32})(?:data|stringdata):[ \t]*\r?\n"
+                      r"(?P<block>(?:(?P=indent)[ \t]{1,16}[^\s#][^\r\n]{0,8192}\r?\n?){1,4096})", re.M)
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_data_item_re() -> re.Pattern[str]:
+    return re.compile(r"^[ \t]{1,48}[^\s:#'\"]{1,253}:[ \t]{1,8}[\"']?(?P<v>[^\s\"'#]{1,8192})", re.M)
+
+
+def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    if "kind: secret" not in low and '"kind": "secret"' not in low:
+        return []
+    spans = []
+    for block in _secret_data_re().finditer(low):
+        for item in _secret_data_item_re().finditer(text, block.start("block"), block.end("block")):
+            if not _is_placeholder(item.group("v")):
+                spans.append(item.span("v"))
+    return spans
+
+
+# The commands whose short flag takes a password (the flag's letter -> the command before it).
+_PASSWORD_FLAG_COMMANDS = {
+    "p": r"\bsshpass\b|\b(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|helm|az|cf|oc)\b"
+         r"[^\r\n]{0,200}\blogin\b|\bmongo(?:sh|dump|restore|export|import)?\b",
+    "w": r"\bldap[a-z]{0,12}\b",
+    "P": r"\b(?:sqlcmd|bcp|osql|isql)\b",
+    "a": r"\bredis-cli\b",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _password_flag_re() -> re.Pattern[str]:
+    return re.compile(r"-(?<![^\s]-)(?P<flag>[pwPa])(?:[ \t]{1,4}|=|(?=['\"]))"
+                      r"(?P<v>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\";|&]{0,255})")
+
+
+@functools.cache
+def _flag_command_re(flag: str) -> re.Pattern[str]:
+    return re.compile(_PASSWORD_FLAG_COMMANDS[flag])
+
+
+@functools.lru_cache(maxsize=1)
+def _pass_arg_re() -> re.Pattern[str]:
+    # openssl's -passin/-passout/-pass pass:SECRET (env:VAR and file:PATH name no secret).
+    return re.compile(r"-pass(?:in|out)?[ \t]{1,4}['\"]?pass:(?P<v>[^\s'\"]{1,256})")
+
+
+@functools.cache
+def _config_set_re(lead: str) -> re.Pattern[str]:
+    # aws configure set aws_secret_access_key v; npm config set //host/:_authToken v;
+    # dotnet user-secrets set NAME v.  Led by the literal LEAD ("config" or "user-secrets").
+    return re.compile(re.escape(lead) + r"(?:ure)?[ \t]{1,4}set[ \t]{1,4}(?:--?[a-z-]{1,20}[ \t]{1,4}){0,2}"
+                      r"[\"']?(?P<name>[^\s\"'=]{1,128})[\"']?[ \t]{1,4}"
+                      r"(?P<v>'[^'\r\n]{1,1024}'|\"[^\"\r\n]{1,1024}\"|[^\s'\"$][^\s'\";|&]{0,1023})")
+
+
+def _command_spans(text: str) -> List[Tuple[int, int]]:
+    spans = []
+    if "-" in text:
+        for m in _password_flag_re().finditer(text):
+            value = m.group("v").strip("'\"")
+            if _is_placeholder(value) or value.startswith("$"):
+                continue
+            if _flag_command_re(m.group("flag")).search(_line_before(text, m.start())):
+                spans.append(m.span("v"))
+        spans.extend(m.span("v") for m in _pass_arg_re().finditer(text)
+                     if not _is_placeholder(m.group("v")))
+    for m in (m for lead in ("config", "user-secrets") if lead in text
+              for m in _config_set_re(lead).finditer(text)):
+        if is_credential_key(m.group("name")) and not _is_placeholder(m.group("v").strip("'\"")):
+            spans.append(m.span("v"))
+    return spans
+
+
+@functools.cache
+def _netrc_re(lead: str) -> re.Pattern[str]:
+    # lead "machine" (machine HOST ...) or "default" (default login ...): a literal first.
+    host = r"[ \t\r\n]{1,8}[^\s]{1,256}" if lead == "machine" else r"(?=[ \t\r\n]{1,8}login)"
+    return re.compile(r"%s(?<![a-z0-9_.-]%s)%s" % (lead, lead, host)
+                      + r"(?:[ \t\r\n]{1,8}(?:login|account|port)[ \t\r\n]{1,8}[^\s]{1,256}){0,3}"
+                      r"[ \t\r\n]{1,8}password[ \t\r\n]{1,8}(?P<v>[^\s]{1,256})")
+
+
+_QUERY_NAMES = (r"sig(?:(?<=[?&;]sig)|nature(?<=[?&;-]signature))=", r"code=(?<=[?&]code=)",
+                r"key=(?<![a-z0-9_.$-]key=)")
+
+
+@functools.cache
+def _query_re(index: int) -> re.Pattern[str]:
+    # ?sig= / &signature= / X-Amz-Signature= / ?code= / key= (bare): one regex each, so that
+    # each starts with its literal.
+    return re.compile(_QUERY_NAMES[index] + r"(?P<v>[^&\s#'\"<>,;)\]}\\]{8,4096})")
+
+
+# `code=` is an authorization code only in an OAuth callback / redirect URL.
+_OAUTH_URL_WORDS = ("callback", "oauth", "redirect", "authorize", "/auth", "login", "signin", "state=")
+
+
+def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans = []
+    for m in (m for index in range(len(_QUERY_NAMES)) for m in _query_re(index).finditer(low)):
+        start, end = m.span("v")
+        value = text[start:end]
+        kind = low[m.start()]
+        if _is_placeholder(value) or value.startswith("$"):
+            continue
+        if kind == "c":
+            url = low[max(0, m.start() - 512):end + 512]
+            if not any(word in url for word in _OAUTH_URL_WORDS):
+                continue
+        if kind != "s" and not _looks_secret(value):
+            continue                          # key=created_at, code=200: no secret
+        spans.append((start, end))
+    return spans
+
+
+def _syntax_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans = []
+    if "</" in text:
+        spans.extend(_element_spans(text, low))
+    if ":" in text:
+        spans.extend(_secret_data_spans(text, low))
+    spans.extend(_command_spans(text))
+    for lead in ("machine", "default"):
+        if lead in low:
+            spans.extend(m.span("v") for m in _netrc_re(lead).finditer(low)
+                         if not _is_placeholder(text[m.start("v"):m.end("v")]))
+    if "=" in text:
+        spans.extend(_query_spans(text, low))
+    return spans
 
 
 def _lowered(text: str) -> str:
-    low = text.lower()
-    if len(low) == len(text) and "\u212a" not in text:
-        return low
-    # Rare: some non-ASCII letters change length when lowered, and the
-    # Kelvin sign becomes "k"; lower only ASCII so positions line up with
-    # the original text and [a-z] on the copy means [A-Za-z] on the text.
-    return text.translate(_ascii_lower_table())
+    """TEXT with ASCII letters lowered, every other character at its place, so positions line up
+    with the original text and [a-z] on the copy means [A-Za-z] on the text."""
+    if text.isascii():
+        return text.lower()
+    # str.lower() is over 10x slower once one character is not ASCII (an em dash), and some
+    # letters change length or become ASCII (the Kelvin sign becomes "k").  bytes.lower() lowers
+    # only ASCII bytes: on UTF-16 code units no unit of another character becomes ASCII, and a
+    # non-ASCII unit stays non-ASCII (and outside the surrogates' and spaces' ranges).
+    low = text.encode("utf-16-le", "surrogatepass").lower().decode("utf-16-le", "surrogatepass")
+    if len(low) != len(text):     # two lone surrogates that decode as one pair
+        low = "".join(c.lower() if c.isascii() else c for c in text)
+    return low
 
 
 def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
@@ -2339,8 +2634,9 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
     low = _lowered(text)
     spans = []
     memo = _NameMemo()
-    # A name's value follows a separator (= : => :=); a flag's a dash; a bare token "bearer".
-    if "=" in text or ":" in text:
+    # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
+    # bare token "bearer".
+    if "=" in text or ":" in text or '"' in text or "'" in text:
         for lead in _leads_in(low, _named_leads()):
             pattern = _named_lead_re(lead)
             pos = 0
@@ -2355,6 +2651,7 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
             span = _spaced_span(text, m)
             if span is not None:
                 spans.append(span)
+    spans.extend(_syntax_spans(text, low))
     return spans
 
 
