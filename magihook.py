@@ -2668,18 +2668,35 @@ def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
     return merged
 
 
-def redact_credentials(text: str) -> str:
-    """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
+# -- Repeated values -------------------------------------------------------------
+#
+# A value judged a secret once (under a name, after a flag) is a secret wherever it recurs: a
+# later copy with no name around it goes too, in the same text and (through FOUND, filled by
+# redact_credentials and by the payload's summarized credential fields) in every other string
+# of the same payload (redact_repeated).  Only values of _REPEAT_MIN_CHARS or more are looked
+# for (a short value would take ordinary words with it), and at most _REPEAT_MAX distinct ones
+# per text or payload: each costs one substring search of the text, so the work stays linear.
+# Prefixed tokens need no search: their copies have the same shape.
+_REPEAT_MIN_CHARS = 8
+_REPEAT_MAX = 16
 
-    Everything else is kept byte-for-byte; template references ($VAR,
-    ${VAR}, {{ x }}, <your-token>) and masked values (***, xxxx, REDACTED)
-    are kept too.
-    """
-    if not isinstance(text, str) or len(text) < 8:
-        return text
-    spans = _prefixed_spans(text) + _named_spans(text)
-    if not spans:
-        return text
+
+def _copies(text: str, values: Sequence[str]) -> List[Tuple[int, int]]:
+    spans = []
+    for value in values:
+        start = text.find(value)
+        while start >= 0:
+            spans.append((start, start + len(value)))
+            start = text.find(value, start + len(value))
+    return spans
+
+
+def _repeatable(text: str, spans: Sequence[Tuple[int, int]]) -> List[str]:
+    values = dict.fromkeys(text[start:end] for start, end in spans if end - start >= _REPEAT_MIN_CHARS)
+    return list(values)[:_REPEAT_MAX]
+
+
+def _replace_spans(text: str, spans: Sequence[Tuple[int, int]]) -> str:
     pieces = []
     last = 0
     for start, end in _merge(spans):
@@ -2688,6 +2705,54 @@ def redact_credentials(text: str) -> str:
         last = end
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def redact_credentials(text: str, found: Optional[Dict[str, None]] = None) -> str:
+    """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
+
+    Everything else is kept byte-for-byte; template references ($VAR,
+    ${VAR}, {{ x }}, <your-token>) and masked values (***, xxxx, REDACTED)
+    are kept too.  A value found under a name is redacted wherever else it
+    occurs in TEXT.  FOUND, when given, collects the redacted values (for
+    redact_repeated).
+    """
+    if not isinstance(text, str) or len(text) < 8:
+        return text
+    named = _named_spans(text)
+    spans = _prefixed_spans(text) + named
+    if not spans:
+        return text
+    if named:
+        spans.extend(_copies(text, _repeatable(text, named)))
+    if found is not None:
+        found.update(dict.fromkeys(_repeatable(text, spans)))
+    return _replace_spans(text, spans)
+
+
+def note_secret(found: Optional[Dict[str, None]], value: object) -> None:
+    """Record VALUE, summarized as a credential, as a secret to redact elsewhere."""
+    if found is not None and isinstance(value, str) and len(value.strip()) >= _REPEAT_MIN_CHARS \
+            and not _is_placeholder(value):
+        found[value.strip()] = None
+
+
+def redact_repeated(value: Any, found: Mapping[str, None]) -> Any:
+    """VALUE (a redacted JSON value) with every copy of a FOUND secret redacted as well."""
+    if not found:
+        return value
+    secrets = sorted(found, key=len, reverse=True)[:_REPEAT_MAX]
+    return _redact_copies(value, secrets)
+
+
+def _redact_copies(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        spans = _copies(value, secrets) if len(value) >= _REPEAT_MIN_CHARS else ()
+        return _replace_spans(value, spans) if spans else value
+    if isinstance(value, dict):
+        return {_redact_copies(key, secrets): _redact_copies(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_copies(item, secrets) for item in value]
+    return value
 
 
 @functools.lru_cache(maxsize=1)
@@ -2754,12 +2819,12 @@ def redaction_summary(kind: str, value: Any) -> Dict[str, Any]:
     return {"redacted": True, "kind": kind, "bytes": size}
 
 
-def redact_tree(value: Any) -> Any:
+def redact_tree(value: Any, found: Optional[Dict[str, None]] = None) -> Any:
     """Redacted mode for one JSON value: summarize sensitive keys, scrub credential substrings.
 
     A credential can also hide in data shaped as a name and a value: `{"name": "API_KEY",
     "value": ...}` (env lists) and `["--password", ...]` (argv lists); those values are
-    summarized too.
+    summarized too.  FOUND collects the secrets met (see redact_repeated).
     """
     if isinstance(value, dict):
         lowered = {key.lower(): item for key, item in value.items()}
@@ -2771,9 +2836,11 @@ def redact_tree(value: Any) -> Any:
                 "credential" if is_credential_key(key) or (secret_value and key.lower() == "value")
                 else None)
             if kind is not None and item is not None:
+                if kind == "credential":
+                    note_secret(found, item)
                 redacted[redact_credentials(key)] = redaction_summary(kind, item)
             else:
-                redacted[redact_credentials(key)] = redact_tree(item)
+                redacted[redact_credentials(key)] = redact_tree(item, found)
         return redacted
     if isinstance(value, list):
         redacted_items = []
@@ -2781,12 +2848,13 @@ def redact_tree(value: Any) -> Any:
             flag = value[index - 1] if index else None
             if item is not None and isinstance(flag, str) and flag.startswith("-") and (
                     _names_a_credential(flag.lstrip("-"))):
+                note_secret(found, item)
                 redacted_items.append(redaction_summary("credential", item))
             else:
-                redacted_items.append(redact_tree(item))
+                redacted_items.append(redact_tree(item, found))
         return redacted_items
     if isinstance(value, str):
-        return redact_credentials(value)
+        return redact_credentials(value, found)
     return value
 
 
@@ -2794,20 +2862,21 @@ def _names_a_credential(name: Any) -> bool:
     return isinstance(name, str) and "=" not in name and is_credential_key(name)
 
 
-def redact_result(result: Mapping[str, Any]) -> Dict[str, Any]:
+def redact_result(result: Mapping[str, Any], found: Optional[Dict[str, None]] = None) -> Dict[str, Any]:
     """A tool result in redacted mode: its content is never sent, the rest is redacted."""
     return {
         key: REDACTED_TOOL_OUTPUT if key == "content" and value is not None else redact_tree(
-            {key: value})[key]
+            {key: value}, found)[key]
         for key, value in result.items()
     }
 
 
-def redact_request(request: Mapping[str, Any], phase: str) -> Dict[str, Any]:
+def redact_request(request: Mapping[str, Any], phase: str,
+                   found: Optional[Dict[str, None]] = None) -> Dict[str, Any]:
     if phase in MESSAGE_PHASES:
         # A message is the payload: its text is kept, only credentials inside it go.
-        return {"text": redact_credentials(request["text"])}
-    return redact_tree(request)
+        return {"text": redact_credentials(request["text"], found)}
+    return redact_tree(request, found)
 
 
 def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
@@ -2817,10 +2886,11 @@ def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
         if event.result is not None:
             bodies["result"] = event.result
         return bodies
-    bodies = {"request": redact_request(event.request, event.phase)}
+    found: Dict[str, None] = {}     # issue 14: a secret found anywhere goes everywhere in the payload
+    bodies = {"request": redact_request(event.request, event.phase, found)}
     if event.result is not None:
-        bodies["result"] = redact_result(event.result)
-    return bodies
+        bodies["result"] = redact_result(event.result, found)
+    return redact_repeated(bodies, found)
 
 
 def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[str, str]]:
