@@ -1675,7 +1675,7 @@ _VENDOR_WORDS = frozenset((
     "algolia", "mapbox", "gmaps", "tomtom", "bing", "google", "gcp", "firebase", "azure", "aws",
     "cloudflare", "fastly", "akamai", "netlify", "vercel", "datadog", "newrelic", "sentry",
     "bugsnag", "rollbar", "honeybadger", "logdna", "loggly", "papertrail", "sumologic", "splunk",
-    "pagerduty", "opsgenie", "statuspage", "mixpanel", "amplitude", "intercom", "zendesk",
+    "pagerduty", "opsgenie", "statuspage", "segmentio", "mixpanel", "amplitude", "intercom", "zendesk",
     "freshdesk", "hubspot", "salesforce", "pipedrive", "airtable", "notion", "asana", "trello",
     "jira", "atlassian", "confluence", "clickup", "figma", "dropbox", "okta", "auth0", "onelogin",
     "paypal", "braintree", "square", "adyen", "razorpay", "paystack", "flutterwave", "coinbase",
@@ -1749,7 +1749,9 @@ def _is_secret_word(word: str) -> bool:
 
 
 def _has_secret_pair(words: Sequence[str]) -> bool:
-    for first, second in zip(words, words[1:]):
+    for index, (first, second) in enumerate(zip(words, words[1:])):
+        if first.isdigit() and index:         # auth0Key: the words auth, 0, key
+            first = words[index - 1] + first
         if second in ("key", "keys") and (first in _KEY_QUALIFIERS or first in _VENDOR_WORDS):
             return True
         if second == "tokens" and first in _TOKEN_QUALIFIERS:
@@ -2144,8 +2146,8 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
     # spaced "=", self.token.
     return re.compile(r"""
         (?P<name>(?:%s)(?=[a-z0-9_.\\"' \t=:?,\r\n-])(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
-        (?=\\?["']?(?:[ \t]{0,4}[=:?.,]|[ \t]{1,8}(?:[sv*&\[]|-[ \t])|\r?\n[ \t]{0,16}v))%s
-        (?=(?P<cs>(?P<close>\\?["'])?
+        (?=\\?["']?\]?(?:[ \t]{0,4}[=:?.,]|[ \t]{1,8}(?:[sv*&\[]|-[ \t])|\r?\n[ \t]{0,16}v))%s
+        (?=(?P<cs>(?P<close>\\?["']\]?)?
                   (?P<sep>(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
                           &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
                           [ \t]{0,4}=(?!=)[ \t]{0,4}
@@ -2316,24 +2318,28 @@ def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Opti
             break
     end = m.end(group)
     value = text[start:end]
+    if group != "uv":
+        scheme = _scheme_re().match(text, start, end)
+        if scheme is not None:                # "Bearer x": the scheme word stays
+            start = scheme.end()
+            value = text[start:end]
     if m.start("pair") >= 0 and not _pair_holds_secret(text, m, value):
         return None
     if group == "uv":
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
         spaced_equals = sep.strip() == "=" and sep != "="
+        last = _key_words(name)[-1]
         if m.start("scheme") < 0:
             if _is_code_reference(value, spaced_equals, ":" in sep, memo):
                 return None
-            if _is_count_or_prose(text, name, value, end, ":" in sep):
-                return None
-        words = _key_words(name)
-        if words[-1] in ("cookie", "cookies"):
-            end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
-        elif words[-1] == "authorization" and m.start("scheme") < 0:
-            scheme = _scheme_token(text, value, end)
+            scheme = _scheme_token(text, value, end) if last == "authorization" else None
             if scheme is not None:
                 return scheme                 # Authorization: <any scheme> <token>
+            if _is_count_or_prose(text, name, value, end, ":" in sep):
+                return None
+        if last in ("cookie", "cookies"):
+            end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
     return None if _is_placeholder(value) else (start, end)
 
 
@@ -2364,6 +2370,11 @@ def _scheme_token(text: str, scheme: str, end: int) -> Optional[Tuple[int, int]]
     if m is None or _is_placeholder(m.group(1)):
         return None
     return m.span(1)
+
+
+@functools.lru_cache(maxsize=1)
+def _scheme_re() -> re.Pattern[str]:
+    return re.compile(r"(?i:%s)[ \t]{1,4}(?=[^\s])" % _SCHEME_WORDS)
 
 
 @functools.lru_cache(maxsize=1)
