@@ -2606,14 +2606,24 @@ def _lowered(text: str) -> str:
     with the original text and [a-z] on the copy means [A-Za-z] on the text."""
     if text.isascii():
         return text.lower()
-    # str.lower() is over 10x slower once one character is not ASCII (an em dash), and some
-    # letters change length or become ASCII (the Kelvin sign becomes "k").  bytes.lower() lowers
-    # only ASCII bytes: on UTF-16 code units no unit of another character becomes ASCII, and a
-    # non-ASCII unit stays non-ASCII (and outside the surrogates' and spaces' ranges).
-    low = text.encode("utf-16-le", "surrogatepass").lower().decode("utf-16-le", "surrogatepass")
-    if len(low) != len(text):     # two lone surrogates that decode as one pair
-        low = "".join(c.lower() if c.isascii() else c for c in text)
-    return low
+    # str.lower() is ~8x slower on a text with one non-ASCII character (an em dash), and some
+    # letters change length or become ASCII (the Kelvin sign becomes "k").  So ASCII chunks are
+    # lowered as they are, and the others as UTF-16 code units by bytes.lower(), which lowers
+    # only ASCII bytes: no unit of another character becomes ASCII, a space or a surrogate.
+    pieces = []
+    for start in range(0, len(text), _LOWER_CHUNK):
+        chunk = text[start:start + _LOWER_CHUNK]
+        if chunk.isascii():
+            pieces.append(chunk.lower())
+            continue
+        low = chunk.encode("utf-16-le", "surrogatepass").lower().decode("utf-16-le", "surrogatepass")
+        if len(low) != len(chunk):    # two lone surrogates that decode as one pair
+            low = "".join(c.lower() if c.isascii() else c for c in chunk)
+        pieces.append(low)
+    return "".join(pieces)
+
+
+_LOWER_CHUNK = 16384
 
 
 def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,

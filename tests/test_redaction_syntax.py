@@ -147,21 +147,23 @@ def test_lowered_keeps_positions_and_lowers_only_ascii():
             not c.isascii() for c in text)
 
 
-def test_non_ascii_text_costs_about_the_same_as_ascii():
-    # CPU time ratio, not a wall clock: an em dash made str.lower() over 10x slower.
-    base = "export TOKEN_COUNT=5 path=/srv/x user=bob keyboard author session tokens\n" * 14000
+def _cpu(function, text, repeat=5):
+    best = None
+    for _ in range(repeat):
+        start = time.process_time()
+        function(text)
+        spent = time.process_time() - start
+        best = spent if best is None else min(best, spent)
+    return best
+
+
+def test_non_ascii_text_is_lowered_about_as_fast_as_ascii():
+    # CPU time ratio, not a wall clock: one em dash made str.lower() about 7x slower (the named
+    # family runs on the lowered copy); lowering only ASCII keeps it within about 2x.
+    base = "export TOKEN_COUNT=5 path=/srv/x user=bob keyboard author session tokens\n" * 28000
     dashed = base.replace("user", "us\u2014r", 1)
-
-    def cost(text):
-        best = None
-        for _ in range(3):
-            start = time.process_time()
-            magihook.redact_credentials(text)
-            spent = time.process_time() - start
-            best = spent if best is None else min(best, spent)
-        return best
-
-    assert cost(dashed) < 2.0 * cost(base) + 0.01
+    assert _cpu(magihook._lowered, dashed) < 4 * _cpu(magihook._lowered, base) + 0.002
+    assert _cpu(magihook.redact_credentials, dashed) < 1.5 * _cpu(magihook.redact_credentials, base) + 0.01
 
 
 def test_repeated_values_stay_linear():
