@@ -3031,11 +3031,21 @@ class _NameMemo:
     emptied when it reaches _MEMO_SIZE entries: a text of ever new names gains nothing from a
     memo and must not grow it without bound."""
 
-    __slots__ = ("verdicts", "names")
+    __slots__ = ("verdicts", "names", "last_words")
 
     def __init__(self) -> None:
         self.verdicts: Dict[str, bool] = {}
         self.names: Dict[str, Optional[str]] = {}
+        self.last_words: Dict[str, str] = {}
+
+    def last_word(self, name: str) -> str:
+        """The last of the words of NAME (Authorization, Set-Cookie), memoized like verdicts."""
+        word = self.last_words.get(name)
+        if word is None:
+            if len(self.last_words) >= _MEMO_SIZE:
+                self.last_words.clear()
+            word = self.last_words[name] = _key_words(name)[-1]
+        return word
 
     def verdict(self, key: str) -> bool:
         verdict = self.verdicts.get(key)
@@ -3101,7 +3111,7 @@ def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Opti
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
         spaced_equals = sep.strip() == "=" and sep != "="
-        last = _key_words(name)[-1]
+        last = memo.last_word(name)
         if m.start("scheme") < 0:
             if _is_code_reference(value, spaced_equals, ":" in sep, memo):
                 return None
