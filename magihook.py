@@ -3256,12 +3256,17 @@ def _secret_data_re() -> re.Pattern[str]:
 
 
 @functools.lru_cache(maxsize=1)
+def _secret_kind_re() -> re.Pattern[str]:
+    return re.compile(r"kind[\"']?:[ \t]{0,4}[\"']?secret\b")
+
+
+@functools.lru_cache(maxsize=1)
 def _secret_data_item_re() -> re.Pattern[str]:
     return re.compile(r"^[ \t]{1,48}[^\s:#'\"]{1,253}:[ \t]{1,8}[\"']?(?P<v>[^\s\"'#]{1,8192})", re.M)
 
 
 def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
-    if "kind: secret" not in low and '"kind": "secret"' not in low:
+    if _secret_kind_re().search(low) is None:
         return []
     spans = []
     for block in _secret_data_re().finditer(low):
@@ -3283,8 +3288,11 @@ _PASSWORD_FLAG_COMMANDS = {
 
 @functools.lru_cache(maxsize=1)
 def _password_flag_re() -> re.Pattern[str]:
-    return re.compile(r"-(?<![^\s]-)(?P<flag>[pwPa])(?:[ \t]{1,4}|=|(?=['\"]))"
-                      r"(?P<v>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\";|&]{0,255})")
+    # Led by the literal " -" (a flag after a space); openssl's -passin/-passout/-pass pass:SECRET
+    # in the same pass (env:VAR and file:PATH name no secret).
+    return re.compile(r" -(?:(?P<flag>[pwPa])(?:[ \t]{1,4}|=|(?=['\"]))"
+                      r"(?P<v>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\";|&]{0,255})"
+                      r"|pass(?:in|out)?[ \t]{1,4}['\"]?pass:(?P<pass>[^\s'\"]{1,256}))")
 
 
 @functools.cache
@@ -3293,45 +3301,60 @@ def _flag_command_re(flag: str) -> re.Pattern[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _pass_arg_re() -> re.Pattern[str]:
-    # openssl's -passin/-passout/-pass pass:SECRET (env:VAR and file:PATH name no secret).
-    return re.compile(r"-pass(?:in|out)?[ \t]{1,4}['\"]?pass:(?P<v>[^\s'\"]{1,256})")
-
-
-@functools.cache
-def _config_set_re(lead: str) -> re.Pattern[str]:
+def _config_set_re() -> re.Pattern[str]:
     # aws configure set aws_secret_access_key v; npm config set //host/:_authToken v;
-    # dotnet user-secrets set NAME v.  Led by the literal LEAD ("config" or "user-secrets").
-    return re.compile(re.escape(lead) + r"(?:ure)?[ \t]{1,4}set[ \t]{1,4}(?:--?[a-z-]{1,20}[ \t]{1,4}){0,2}"
+    # dotnet user-secrets set NAME v.  Led by the literal "set ", the command checked behind it.
+    return re.compile(r"set[ \t](?:(?<=config set.)|(?<=configure set.)|(?<=user-secrets set.))[ \t]{0,3}"
+                      r"(?:--?[a-z-]{1,20}[ \t]{1,4}){0,2}"
                       r"[\"']?(?P<name>[^\s\"'=]{1,128})[\"']?[ \t]{1,4}"
                       r"(?P<v>'[^'\r\n]{1,1024}'|\"[^\"\r\n]{1,1024}\"|[^\s'\"$][^\s'\";|&]{0,1023})")
 
 
 def _command_spans(text: str) -> List[Tuple[int, int]]:
     spans = []
-    if "-" in text:
-        for m in _password_flag_re().finditer(text):
-            value = m.group("v").strip("'\"")
-            if _is_placeholder(value) or value.startswith("$"):
-                continue
-            if _flag_command_re(m.group("flag")).search(_line_before(text, m.start())):
-                spans.append(m.span("v"))
-        spans.extend(m.span("v") for m in _pass_arg_re().finditer(text)
-                     if not _is_placeholder(m.group("v")))
-    for m in (m for lead in ("config", "user-secrets") if lead in text
-              for m in _config_set_re(lead).finditer(text)):
+    for m in _password_flag_re().finditer(text) if "-" in text else ():
+        group = "v" if m.start("v") >= 0 else "pass"
+        value = m.group(group).strip("'\"")
+        if _is_placeholder(value) or value.startswith("$"):
+            continue
+        if group == "pass" or _flag_command_re(m.group("flag")).search(_line_before(text, m.start())):
+            spans.append(m.span(group))
+    for m in _config_set_re().finditer(text):
         if is_credential_key(m.group("name")) and not _is_placeholder(m.group("v").strip("'\"")):
             spans.append(m.span("v"))
     return spans
 
 
-@functools.cache
-def _netrc_re(lead: str) -> re.Pattern[str]:
-    # lead "machine" (machine HOST ...) or "default" (default login ...): a literal first.
-    host = r"[ \t\r\n]{1,8}[^\s]{1,256}" if lead == "machine" else r"(?=[ \t\r\n]{1,8}login)"
-    return re.compile(r"%s(?<![a-z0-9_.-]%s)%s" % (lead, lead, host)
-                      + r"(?:[ \t\r\n]{1,8}(?:login|account|port)[ \t\r\n]{1,8}[^\s]{1,256}){0,3}"
-                      r"[ \t\r\n]{1,8}password[ \t\r\n]{1,8}(?P<v>[^\s]{1,256})")
+@functools.lru_cache(maxsize=1)
+def _netrc_re() -> re.Pattern[str]:
+    # Led by the literal "password" followed by whitespace; the entry's head is checked behind it.
+    return re.compile(r"password[ \t\r\n]{1,8}(?P<v>[^\s]{1,256})")
+
+
+@functools.lru_cache(maxsize=1)
+def _netrc_head_re() -> re.Pattern[str]:
+    # machine HOST / default, then up to three of login|account|port X, right before "password".
+    return re.compile(r"(?:(?<![a-z0-9_.-])machine[ \t\r\n]{1,8}[^\s]{1,256}|(?<![a-z0-9_.-])default)"
+                      r"(?:[ \t\r\n]{1,8}(?:login|account|port)[ \t\r\n]{1,8}[^\s]{1,256}){0,3}"
+                      r"[ \t\r\n]{1,8}\Z")
+
+
+def _netrc_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans: List[Tuple[int, int]] = []
+    heads = None
+    for m in _netrc_re().finditer(low):
+        if heads is None:         # searched once, at the first "password ": most texts have none
+            heads = "machine" in low or "default" in low
+        if not heads:
+            return spans
+        floor = max(0, m.start() - 400)
+        head = max(low.rfind("machine", floor, m.start()), low.rfind("default", floor, m.start()))
+        if head < 0 or _netrc_head_re().match(low, head, m.start()) is None:
+            continue
+        if (low[head] == "m" or "login" in low[head:m.start()]) \
+                and not _is_placeholder(text[m.start("v"):m.end("v")]):
+            spans.append(m.span("v"))
+    return spans
 
 
 _QUERY_NAMES = (r"sig(?:(?<=[?&;]sig)|nature(?<=[?&;-]signature))=", r"code=(?<=[?&]code=)",
@@ -3369,15 +3392,13 @@ def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
 
 def _syntax_spans(text: str, low: str) -> List[Tuple[int, int]]:
     spans = []
-    if "</" in text:
-        spans.extend(_element_spans(text, low))
+    # Gates are one-character `in` tests only (a memchr): a search for a longer literal costs
+    # about as much as the pass it would spare.
+    spans = _element_spans(text, low) if "<" in text else []
     if ":" in text:
         spans.extend(_secret_data_spans(text, low))
     spans.extend(_command_spans(text))
-    for lead in ("machine", "default"):
-        if lead in low:
-            spans.extend(m.span("v") for m in _netrc_re(lead).finditer(low)
-                         if not _is_placeholder(text[m.start("v"):m.end("v")]))
+    spans.extend(_netrc_spans(text, low))
     if "=" in text:
         spans.extend(_query_spans(text, low))
     return spans
