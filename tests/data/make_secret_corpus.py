@@ -10,6 +10,12 @@ import json
 import os
 import random
 import string
+import sys
+
+# Vendor tokens come from the shapes of magihook's own rule table (magihook.token_rules(); the
+# installed package, else the checkout this file sits in): regenerate after changing the table.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir))
+import magihook  # noqa: E402
 
 SEED = 20250526
 UPPER = string.ascii_uppercase
@@ -567,6 +573,23 @@ def syntax_negatives(g):
     return out
 
 
+# Rules whose example is more than the token (a command line or a URL around it) are walked by
+# tests/test_redaction_rules.py instead.
+FRAMED_RULES = {"mysql-password-flag", "curl-auth-user", "azure-sas-signature"}
+
+
+def vendor_tokens(g):
+    """Two tokens of every plain rule of the table in ordinary surroundings; every near miss."""
+    pos, neg = [], []
+    for rule in magihook.token_rules():
+        if rule.id not in FRAMED_RULES and not rule.context and not rule.keep_prefix:
+            for ctx in g.rng.sample(SHAPE_CONTEXTS, 2):
+                token = magihook.token_example(rule, g.rng)
+                pos.append({"format": "vendor:" + rule.id, "text": ctx.format(s=token), "secret": token})
+        neg.append({"kind": "near_miss:" + rule.id, "text": rule.near_miss})
+    return pos, neg
+
+
 KEY_CREDENTIAL = ["api_key", "apiKey", "API_KEY", "x-api-key", "client_secret", "clientSecret", "password",
                   "db_password", "DB_PASS", "smtppass", "sessionid", "PHPSESSID", "auth_token", "access_token",
                   "refresh_token", "secret", "private_key", "signing_key", "passphrase", "Authorization",
@@ -704,6 +727,9 @@ def main():
     neg = negatives(g)
     pos += syntax_positives(g)
     neg += syntax_negatives(g)
+    vendor_pos, vendor_neg = vendor_tokens(g)
+    pos += vendor_pos
+    neg += vendor_neg
     keys = key_names(g)
     for name, rows in (("secrets_positive.jsonl", pos), ("secrets_negative.jsonl", neg),
                        ("secret_key_names.jsonl", keys)):
