@@ -2183,7 +2183,7 @@ TOKEN_RULES = (
     ("brevo-api-key", ("xkeysib-", "xsmtpsib-"), ((_HEX, 64, 64), "-", (_AN, 16, 16)),
      "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",
      "myxkeysib-e7f2528ebd7bfd13be7e963d8264bc6c1e2191cafb7f1dbb1cf49294bd19d8a3-FmiRJ1LTJ1z6cpJg"),
-    ("frameio-api-token", ("fio-u-",), ((_AN, 8, 8), ("A-Za-z0-9_=-", 56, 56)),
+    ("frameio-api-token", ("fio-u-",), ((_AN, 10, 10), ("A-Za-z0-9_=-", 54, 54)),
      "fio-u-HDLDRbuJm3EJKWO_ID4Yygw3O4a3WSWQKHSjEt-nbaoaDQeBDG1Y5JHK3iRIKKse",
      "fio-u-servingcellconfigcommonsibelementfieldvaluemessagehandlerbuilder"),
     ("octopus-deploy-api-key", ("API-",), ((_UAN, 26, 26),),
@@ -2215,7 +2215,7 @@ TOKEN_RULES = (
     ("plaid-access-token", ("access-sandbox-", "access-development-", "access-production-"), _UUID,
      "access-development-39231f84-db78-a5cd-19f3-f929f1cad3f8",
      "myaccess-development-39231f84-db78-a5cd-19f3-f929f1cad3f8"),
-    ("bitbucket-server-token", ("BBDC-",), ((_AN, 8, 8), ("A-Za-z0-9+/@_-", 32, 42)),
+    ("bitbucket-server-token", ("BBDC-",), ((_AN, 10, 10), ("A-Za-z0-9+/@_-", 30, 40)),
      "BBDC-lyiCL78ZeON4gcimmSl+hPXWNL6FBsdOqI/@2xQ+YqS",
      "BBDC-servingcellconfigcommonsibelementfieldva"),
     ("contentful-pat", ("CFPAT-",), ((_AN, 8, 8), (_URL, 35, 35)),
@@ -2314,9 +2314,9 @@ TOKEN_RULES = (
     ("harness-api-key", ("pat.", "sat."), ((_URL, 22, 22), ".", (_AN, 24, 24), ".", (_AN, 20, 20)),
      "pat.XoiDeYhboG7vksYo-0vweQ.91FxlOQEmNfliGU3nrqESwKJ.dvQeKdr2kjiLouQ65PYp",
      "pat.servingcellconfigcommonsibelementfieldvaluemessagehandlerbuildercont"),
-    ("dropbox-short-lived-token", ("sl.",), ((_AN, 8, 8), ("A-Za-z0-9_=-", 127, 1392)),
-     "sl.NkwCEFnI-1MJ1Uxlz70FveRrIy1Sn9UtvSzh3E9iPuEt8rZ79JPLVHSCViEzFp-mqqhg10KHB36B2KiWHCYXJIkHGpkhRNrex"
-     "b_ctDuRU6YaS6WH165c_JSFmkS2H0NAz_4suM6Cr9c4xbM",
+    ("dropbox-short-lived-token", ("sl.",), ((_AN, 10, 10), ("A-Za-z0-9_=-", 125, 1390)),
+     "sl.NkwCEFnIRgMJ1Uxlz70FveRrIy1Sn9UtvSzh3E9iPuEt8rZ79JPLVHSCViEzFp-mqqhg10KHB36B2KiWHCYXJIkHGpkhRNrex"
+     "b_ctDuRU6YaS6WH165c_JSFmkS2H0NAz_4suM6Cr9c4xbMslD6G",
      "sl.NkwCEFnI-1MJ1Uxlz70FveRrIy1Sn9UtvSzh3E9iPuEt8rZ79JPLVHSCViEzFp-mqqhg10KHB36B2KiWHCYXJIkHGpkhRNre "
      "is cut"),
     ("mapbox-secret-token", ("sk.eyJ",), ((_URL, 60, 120), ".", (_URL, 22, 40)),
@@ -2372,13 +2372,13 @@ TOKEN_RULES = (
      "M3X2Q~YIOlRvW7fnhWhTE9UepjmBiR3Dz8eUyjPb",
      "M3X2Q~YIOlRvW7fnhWhTE9Uepjm is cut",
      {"lead": "~", "back": 5, "pattern": r"(?<=[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}"}),
-    # -- led by "=": an Azure SAS signature (base64 of 32 bytes, URL-encoded) --
-    ("azure-sas-signature", ("sig=",), ((_AN, 43, 43), "%3D"),
+    # -- led by "%": an Azure SAS signature is base64 of 32 bytes, URL-encoded, so it ends with
+    # %3D; the lead is that "%" and the start ("?sig=" or "&sig=") is found again in _sas_span.
+    ("azure-sas-signature", (), ("sig=", (_AN, 43, 43), "%3D"),
      "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sr=b&sp=r&sig=jT6mvz799Ry5UjcjSmfOKwNCaw4zs"
      "MIpZiHv1TNw4R7%3D",
      "see sig=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA%3D in the docs",
-     {"lead": "=", "keep_prefix": True, "context": "query",
-      "pattern": r"(?:[A-Za-z0-9+/]|%2[BbFf]){40,90}(?:%3[Dd]|=)"}),
+     {"lead": "%", "context": "sas", "pattern": r"3[Dd](?![A-Za-z0-9%])"}),
     # -- led by "J" --
     ("grafana-api-key", ("eyJrIjoi",), ((_AN, 70, 120), ("=", 0, 3)),
      "eyJrIjoi0QxnF1O7svaRZFT82jVLy8WyhOWkdqVdmtt9nWVG4J59iiBb22bk8WDwyIOyioV8JZHeq6ew1=",
@@ -2488,12 +2488,14 @@ TOKEN_RULES = (
      {"lead": "dapi", "pattern": r"[a-f0-9]{32}(?:-[0-9])?"}),
 )
 _SEPARATOR_LEADS = "_-.~"
-# A guard per separator lead: a letter or digit before it, token characters after it.
+# A guard per separator lead: a letter or digit before it, ten token characters after it (no
+# rule's body is shorter; most words after a separator in code, JSON and logs are: input_tokens,
+# stop_reason, request_id=, duration_ms=).
 _GUARDS = {
-    "_": r"(?<=[A-Za-z0-9]_)(?=[A-Za-z0-9]{5})",
-    "-": r"(?<=[A-Za-z0-9]-)(?=[A-Za-z0-9_-]{8})",
-    ".": r"(?<=[A-Za-z0-9]\.)(?=[A-Za-z0-9_-]{8})",
-    "~": r"(?<=[A-Za-z0-9]~)(?=[A-Za-z0-9_-]{8})",
+    "_": r"(?<=[A-Za-z0-9]_)(?=[A-Za-z0-9]{5}[A-Za-z0-9_+/=.-]{5})",
+    "-": r"(?<=[A-Za-z0-9]-)(?=[A-Za-z0-9_-]{10})",
+    ".": r"(?<=[A-Za-z0-9]\.)(?=[A-Za-z0-9_-]{10})",
+    "~": r"(?<=[A-Za-z0-9]~)(?=[A-Za-z0-9_-]{10})",
 }
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
@@ -2514,10 +2516,15 @@ def _rules_by_tag() -> Mapping[str, TokenRule]:
 
 
 def _lead_index(rule: TokenRule, prefix: str) -> int:
-    """Where the rule's lead starts in PREFIX: its own lead, else the last separator."""
+    """Where the rule's lead starts in PREFIX: its own lead, else the separator that ends the
+    prefix, else its first separator (what follows the lead is then a literal that rules the
+    rest out in one compare: hooks.slack.com/ is led by the "." before "slack", not the common
+    ".com/")."""
     if rule.lead:
         return prefix.find(rule.lead)
-    return max(prefix.rfind(c) for c in _SEPARATOR_LEADS)
+    if prefix[-1] in _SEPARATOR_LEADS:
+        return len(prefix) - 1
+    return min(i for i in map(prefix.find, _SEPARATOR_LEADS) if i >= 0)
 
 
 def _rule_lead(rule: TokenRule) -> str:
@@ -2578,18 +2585,19 @@ def _rule_branch(rule: TokenRule) -> str:
     return "%s%s%s(?P<t_%s>)" % (head, body, end, _rule_tag(rule))
 
 
-def _suffix_guards(befores: Sequence[str], lead: str) -> Tuple[str, str]:
-    """Lookbehinds for the last two characters of the rules' prefixes (hp_ for
-    ghp_, pm_ for npm_...), so that an ID like toolu_01abc... fails in one step
-    instead of trying the lookbehind of every rule: a pair of character classes,
-    cheap enough to come before the group's guard, then the exact pairs."""
+def _suffix_guard(befores: Sequence[str], lead: str) -> str:
+    """A lookbehind for the last two characters of the rules' prefixes (hp_ for ghp_, pm_ for
+    npm_...), so that an ID like toolu_01abc... fails in a few steps instead of trying the
+    lookbehind of every rule.  The pairs are nested by their first character: the engine
+    rejects an alternative that starts with a literal in one compare."""
     if len(befores) < 3 or min(map(len, befores)) < 2:
-        return "", ""
-    pairs = sorted({b[-2:] for b in befores})
-    lead = re.escape(lead)
-    classes = ["[%s]" % "".join(sorted({re.escape(pair[i]) for pair in pairs})) for i in (0, 1)]
-    return ("(?<=%s%s%s)" % (classes[0], classes[1], lead),
-            "(?<=(?:%s)%s)" % ("|".join(map(re.escape, pairs)), lead))
+        return ""
+    seconds: Dict[str, set] = {}
+    for before in befores:
+        seconds.setdefault(before[-2], set()).add(before[-1])
+    pairs = ["%s[%s]" % (re.escape(first), "".join(map(re.escape, sorted(rest))))
+             for first, rest in sorted(seconds.items())]
+    return "(?<=(?:%s)%s)" % ("|".join(pairs), re.escape(lead))
 
 
 # Compiling every pattern costs milliseconds, which a one-hook CLI call would pay in full for a
@@ -2619,8 +2627,9 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
         branches = "|".join(map(_rule_branch, members))
         if kind == "sep":
             befores = [p[:_lead_index(r, p)] for r in members for p in r.prefixes]
-            quick, exact = _suffix_guards(befores, lead)
-            alternatives.append("%s%s%s(?:%s)" % (quick, _GUARDS[lead], exact, branches))
+            last = "".join(sorted({re.escape(before[-1]) for before in befores if before}))
+            alternatives.append("(?<=[%s]%s)%s%s(?:%s)" % (
+                last, re.escape(lead), _GUARDS[lead], _suffix_guard(befores, lead), branches))
         elif kind == "start":
             alternatives.append(r"(?<![A-Za-z0-9_]%s)(?:%s)" % ("." * len(lead), branches))
         else:
@@ -2779,6 +2788,17 @@ def _telegram_span(text: str, colon: int, end: int) -> Optional[Tuple[int, int]]
     return (digits, end) if ok else None
 
 
+def _sas_span(text: str, percent: int, end: int) -> Optional[Tuple[int, int]]:
+    """The signature before the %3D at PERCENT when it follows ?sig= or &sig= (kept), else None."""
+    start = percent
+    while start > 0 and percent - start < 128 and (text[start - 1].isalnum() or text[start - 1] in "+/%"):
+        start -= 1
+    if percent - start < 40 or start < 5 or not text.startswith("sig=", start - 4) \
+            or text[start - 5] not in "?&" or _looks_fake(text[start:percent], _rules_by_tag()["azure_sas_signature"]):
+        return None
+    return start, end
+
+
 def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     """Span to redact for one prefixed match, or None to keep the text."""
     rule = _rules_by_tag()[(m.lastgroup or "")[2:]]
@@ -2790,6 +2810,8 @@ def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     if rule.context == "discord":
         start = _discord_start(text, m.start())
         return (start, end) if start >= 0 else None
+    if rule.context == "sas":
+        return _sas_span(text, m.start(), end)
     start, body_start = _prefix_start(text, rule, m.start())
     if start < 0:
         return None
@@ -2797,8 +2819,6 @@ def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     if rule.context == "letter_digit" and not _has_letter_and_digit(body):
         return None
     if rule.context == "jwt" and not _looks_like_jwt(text[start:end]):
-        return None
-    if rule.context == "query" and (start == 0 or text[start - 1] not in "?&"):
         return None
     if rule.context == "base64_jwt" and not _decodes_to_jwt(text[start:end]):
         return None
