@@ -2891,7 +2891,7 @@ _NAME_STEMS = (
     r"wd(?<=pwd)", r"wt(?<=jwt)",
     r"cret(?<=secret)", r"cred", r"conn(?:ection)?[_.-]?str",
     r"uth(?<=auth)(?!or(?!iz)|ent)", r"unt(?<=account)",
-    r"bearer",
+    r"bearer(?![\"'][ \t]{0,4},)",      # "token_type": "bearer", "x" is no name and value
     r"dsn(?![a-z])",
     r"sess(?:ion)?id(?![a-z])",     # sessionid=... (a cookie); session_id is an id
 )
@@ -2932,7 +2932,8 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
     # a name and its value as two strings (`setProperty("TOKEN", "x")`,
     # `key="Password" value="x"`, `"name": "TOKEN", "value": "x"`, YAML
     # `- name: TOKEN` + `value: x`, prose `token - 'x'`): group "pair", whose
-    # value Python holds to a stricter shape.
+    # value Python holds to a stricter shape (the regex already wants a digit or
+    # 16 characters in a second string: "token_type", "bearer" is no pair).
     # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
     # references and code like get_password(), os.environ["X"] or, after a
     # spaced "=", self.token.
@@ -2944,11 +2945,12 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
                           &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
                           [ \t]{0,4}=(?!=)[ \t]{0,4}
                          |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|:)(?![=:])[ \t]{0,4}
-                         |(?P<pair>(?<=["'])[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4})?(?=["'`])
+                         |(?P<pair>(?<=["'])[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4})?
+                                   (?=["'`](?:[^"'`\s]{0,256}[0-9]|[^"'`\s]{16}))
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4}))))(?P=cs)
-        (?!\$|["'`]\$|["'`](?:%s)[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
+        (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
         (?="(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<sq>[^'\r\n]{0,4096})'
@@ -2957,7 +2959,7 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
           |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<uv>%s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
-    """ % ("|".join(stems), _tail_lookbehinds(), _SCHEME_WORDS, _SPACED_CODE_VALUE, _SCHEME_WORDS,
+    """ % ("|".join(stems), _tail_lookbehinds(), _SPACED_CODE_VALUE, _SCHEME_WORDS,
            _UNQUOTED_VALUE), re.X)
 
 
