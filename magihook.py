@@ -2967,6 +2967,25 @@ def _named_leads() -> Tuple[str, ...]:
     return tuple(dict.fromkeys(stem[0] for stem in _NAME_STEMS))
 
 
+@functools.lru_cache(maxsize=1)
+def _stem_literals() -> Mapping[str, Tuple[str, ...]]:
+    """Each lead's stems by the literal they start with (token's "ken", DB_PASS's "pass")."""
+    literals: Dict[str, Tuple[str, ...]] = {}
+    for stem in _NAME_STEMS:
+        literal = re.match(r"[a-z_]+", stem).group()    # type: ignore[union-attr]
+        literals[stem[0]] = literals.get(stem[0], ()) + (literal,)
+    return literals
+
+
+def _named_leads_in(low: str) -> Sequence[str]:
+    # A lead's pattern costs 2-3 ms to compile: a short text (a label, a path, a description)
+    # compiles only those whose stem literals it holds.  A long one, as _leads_in.
+    if len(low) >= _SHORT_TEXT:
+        return _leads_in(low, _named_leads())
+    literals = _stem_literals()
+    return [lead for lead in _named_leads() if any(literal in low for literal in literals[lead])]
+
+
 @functools.cache
 def _named_lead_re(lead: str) -> re.Pattern[str]:
     return _named_re([stem for stem in _NAME_STEMS if stem[0] == lead])
@@ -3332,19 +3351,21 @@ def _config_set_re() -> re.Pattern[str]:
                       r"(?P<v>'[^'\r\n]{1,1024}'|\"[^\"\r\n]{1,1024}\"|[^\s'\"$][^\s'\";|&]{0,1023})")
 
 
-def _command_spans(text: str) -> List[Tuple[int, int]]:
+def _password_flag_spans(text: str) -> List[Tuple[int, int]]:
     spans = []
-    for m in _password_flag_re().finditer(text) if "-" in text else ():
+    for m in _password_flag_re().finditer(text):
         group = "v" if m.start("v") >= 0 else "pass"
         value = m.group(group).strip("'\"")
         if _is_placeholder(value) or value.startswith("$"):
             continue
         if group == "pass" or _flag_command_re(m.group("flag")).search(_line_before(text, m.start())):
             spans.append(m.span(group))
-    for m in _config_set_re().finditer(text):
-        if is_credential_key(m.group("name")) and not _is_placeholder(m.group("v").strip("'\"")):
-            spans.append(m.span("v"))
     return spans
+
+
+def _config_set_spans(text: str) -> List[Tuple[int, int]]:
+    return [m.span("v") for m in _config_set_re().finditer(text)
+            if is_credential_key(m.group("name")) and not _is_placeholder(m.group("v").strip("'\""))]
 
 
 @functools.lru_cache(maxsize=1)
@@ -3365,8 +3386,8 @@ def _netrc_spans(text: str, low: str) -> List[Tuple[int, int]]:
     spans: List[Tuple[int, int]] = []
     heads = None
     for m in _netrc_re().finditer(low):
-        if heads is None:         # searched once, at the first "password ": most texts have none
-            heads = "machine" in low or "default" in low
+        if heads is None:         # searched once, at the first "password ": most texts have none,
+            heads = "machine" in low or "default" in low    # and a look behind each costs more
         if not heads:
             return spans
         floor = max(0, m.start() - 400)
@@ -3413,15 +3434,20 @@ def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
 
 
 def _syntax_spans(text: str, low: str) -> List[Tuple[int, int]]:
-    spans = []
-    # Gates are one-character `in` tests only (a memchr): a search for a longer literal costs
-    # about as much as the pass it would spare.
-    spans = _element_spans(text, low) if "<" in text else []
-    if ":" in text:
+    # On a long text, gates are one-character `in` tests only (a memchr): a search for a longer
+    # literal costs about as much as the pass it would spare.  A short one (a label, a path)
+    # is searched for each pass's literal, so that it compiles no pattern it cannot match.
+    short = len(text) < _SHORT_TEXT
+    spans = _element_spans(text, low) if ("</" in text if short else "<" in text) else []
+    if ":" in text and (not short or "kind" in low):
         spans.extend(_secret_data_spans(text, low))
-    spans.extend(_command_spans(text))
-    spans.extend(_netrc_spans(text, low))
-    if "=" in text:
+    if "-" in text and (not short or " -" in text):
+        spans.extend(_password_flag_spans(text))
+    if not short or "set" in text:
+        spans.extend(_config_set_spans(text))
+    if not short or "password" in low:
+        spans.extend(_netrc_spans(text, low))
+    if "=" in text and (not short or "sig" in low or "code=" in low or "key=" in low):
         spans.extend(_query_spans(text, low))
     return spans
 
@@ -3483,7 +3509,7 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
     # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
     # bare token "bearer".
     if "=" in text or ":" in text or '"' in text or "'" in text:
-        for lead in _leads_in(low, _named_leads()):
+        for lead in _named_leads_in(low):
             pattern = _named_lead_re(lead)
             pos = 0
             while pos >= 0:
