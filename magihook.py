@@ -3208,11 +3208,16 @@ def _scheme_token_re() -> re.Pattern[str]:
 def _looks_secret(value: str) -> bool:
     """The stricter shape for values given apart from their name (two strings, a flag, a
     query parameter): no spaces, 8+ characters, letters with digits or mixed case."""
-    if len(value) < 8 or any(c.isspace() for c in value):
-        return False
+    if len(value) < 8 or any(c.isspace() for c in value) or _slug_re().fullmatch(value):
+        return False                          # created_at_2024, user-name: words, not a key
     if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
         return True
     return len(value) >= 16 and value.lower() != value and value.upper() != value
+
+
+@functools.lru_cache(maxsize=1)
+def _slug_re() -> re.Pattern[str]:
+    return re.compile(r"[a-z]{2,}(?:[_.-][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+")
 
 
 def _pair_holds_secret(text: str, m: re.Match[str], value: str) -> bool:

@@ -121,6 +121,8 @@ KEPT = [
     "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n", "<secretName>db-creds</secretName>",
     "machine h.test login bob", '<add key="Timeout" value="30"/>', "sshpass -e ssh host",
     "headers = { Authorization: `Bearer ${apiKey}` };", "redis-cli -a $REDIS_PASSWORD ping",
+    '{"token_type": "bearer", "password_policy": "strict"}', "password password password x",
+    "the default password is long", 'fields = ("api_key", "created_at_2024")',
 ]
 
 
@@ -179,6 +181,21 @@ def test_repeated_values_stay_linear():
         return time.process_time() - start
 
     assert cost(big) < 8 * cost(small) + 0.05
+
+
+def test_a_short_text_compiles_only_the_passes_it_can_match():
+    # A fresh process: the patterns are compiled on first use, 2-3 ms each.
+    import subprocess
+    code = ("import magihook as m\n"
+            "m.redact_credentials('Run the tests: pytest -q --maxfail=1 (src/app)')\n"
+            "print(m._named_lead_re.cache_info().currsize, m._config_set_re.cache_info().currsize,"
+            " m._netrc_re.cache_info().currsize)\n"
+            "m.redact_credentials('login: DB_PASSWORD=x1y2z3w4v5')\n"
+            "print(m._named_lead_re.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    assert out[0] == "0 0 0"
+    assert out[1] == "1"          # the "p" lead only (pass)
 
 
 # ---- repeated values across one payload (the hook sees none of them) --------------------
