@@ -1593,9 +1593,13 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 #      regex per rare LEAD character (see below), plus two literal-led
 #      regexes (scheme://user:PASS@host, dapi...).
 #   2. "named": the VALUE after a credential-shaped name (API_KEY=...,
-#      "password": "...", --token x, Authorization: Bearer x), found on the
-#      lower-cased text from a few stems; the whole name is then judged by
-#      is_credential_key, so names are matched on words, not substrings.
+#      "password": "...", --token x, Authorization: Bearer x, Go's typed and
+#      raw strings, make's ?= ::=, PHP's .=, a name and value as two strings),
+#      found on the lower-cased text from a few stems; the whole name is then
+#      judged by is_credential_key, so names are matched on words, not
+#      substrings.  Beside it, syntaxes where the name is not right before the
+#      value (XML elements, Kubernetes Secret data, command-line passwords,
+#      .netrc, query signatures) and repeated values (see their blocks).
 # Nothing else: no entropy guessing on bare strings, so hashes, UUIDs,
 # digests and integrity strings survive byte-for-byte.
 # Speed (bench/bench_redact.py): every regex starts with a literal, which
