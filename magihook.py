@@ -2943,7 +2943,7 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
     # spaced "=", self.token.
     return re.compile(r"""
         (?P<name>(?:%s)(?=[a-z0-9_.\\"' \t=:?,\r\n-])(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
-        (?=\\?["']?\]?(?:[ \t]{0,4}[=:?.,]|[ \t]{1,8}(?:[sv*&\[]|-[ \t])|\r?\n[ \t]{0,16}v))%s
+        (?=\\?["']?\]?(?:[ \t]{0,4}[=:?.,]|[ \t]{1,8}(?:[sv*&\[]|-[ \t])|\r?\n[ \t]{0,16}value:))%s
         (?=(?P<cs>(?P<close>\\?["']\]?)?
                   (?P<sep>(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
                           &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
