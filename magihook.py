@@ -3562,12 +3562,14 @@ _REPEAT_MIN_CHARS = 8
 _REPEAT_MAX = 16
 
 
-def _copies(text: str, values: Sequence[str]) -> List[Tuple[int, int]]:
+def _copies(text: str, values: Sequence[str], known: Any = ()) -> List[Tuple[int, int]]:
+    """Every occurrence of VALUES in TEXT, but those starting at a KNOWN span start."""
     spans = []
     for value in values:
         start = text.find(value)
         while start >= 0:
-            spans.append((start, start + len(value)))
+            if start not in known:
+                spans.append((start, start + len(value)))
             start = text.find(value, start + len(value))
     return spans
 
@@ -3604,7 +3606,7 @@ def redact_credentials(text: str, found: Optional[Dict[str, None]] = None) -> st
     if not spans:
         return text
     if named:
-        spans.extend(_copies(text, _repeatable(text, named)))
+        spans.extend(_copies(text, _repeatable(text, named), {start for start, _ in named}))
     if found is not None:
         found.update(dict.fromkeys(_repeatable(text, spans)))
     return _replace_spans(text, spans)
