@@ -198,6 +198,28 @@ def test_a_short_text_compiles_only_the_passes_it_can_match():
     assert out[1] == "1"          # the "p" lead only (pass)
 
 
+MIB = 1024 * 1024
+# 1 MiB of each syntax's lead, repeated: the passes stay linear (CPU time, generous bound).
+ADVERSARIAL = {
+    "close_tags": "</password>", "elements": "<password>x1y2z3w4</password>", "dash_p": " -p ",
+    "sshpass": "sshpass -p x ", "config_set": "config set ", "password_ws": "password ",
+    "netrc": "machine a login b password c ", "sig": "?sig=", "code": "?code=", "key_eq": "key=",
+    "comma_pairs": '"token", ', "backticks": "token := `", "typed": "token string = ",
+    "value_lines": "api_key\n value: ", "xml_pairs": '<add key="password" value="',
+    "dollar_pass": "$password .= ", "auth_scheme": "Authorization: Custom ",
+    "k8s_lines": "kind: Secret\ndata:\n" + "  a: b1c2d3e4\n" * 64,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_syntax_input_stays_linear(name):
+    unit = ADVERSARIAL[name]
+    text = unit * (MIB // len(unit))
+    start = time.process_time()
+    magihook.redact_credentials(text)
+    assert time.process_time() - start < 3.0
+
+
 # ---- repeated values across one payload (the hook sees none of them) --------------------
 
 CAPTURE = "#!/bin/sh\ncat > stdin.json\n"
