@@ -3601,15 +3601,42 @@ def redact_credentials(text: str, found: Optional[Dict[str, None]] = None) -> st
     """
     if not isinstance(text, str) or len(text) < 8:
         return text
-    named = _named_spans(text)
-    spans = _prefixed_spans(text) + named
+    spans = _credential_spans(text)
     if not spans:
         return text
-    if named:
-        spans.extend(_copies(text, _repeatable(text, named), {start for start, _ in named}))
     if found is not None:
         found.update(dict.fromkeys(_repeatable(text, spans)))
     return _replace_spans(text, spans)
+
+
+def _credential_spans(text: str) -> List[Tuple[int, int]]:
+    named = _named_spans(text)
+    spans = _prefixed_spans(text) + named
+    if named:
+        spans.extend(_copies(text, _repeatable(text, named), {start for start, _ in named}))
+    return spans
+
+
+def redact_argv(items: List[Any], found: Optional[Dict[str, None]] = None) -> List[Any]:
+    """ITEMS, a list of strings such as an argv, read as one command line: the secrets it shows
+    (`["sshpass", "-p", "x"]`, `["curl", "-u", "bob:x"]`) redacted in their items.  Any other
+    list is returned as it is."""
+    if len(items) < 2 or not all(isinstance(item, str) for item in items):
+        return items
+    line = " ".join(items)
+    spans = _merge(_credential_spans(line)) if len(line) >= 8 else []
+    if not spans:
+        return items
+    redacted = []
+    start = 0
+    for item in items:
+        end = start + len(item)
+        inside = [(max(a, start) - start, min(b, end) - start) for a, b in spans if a < end and b > start]
+        for a, b in inside:
+            note_secret(found, item[a:b])
+        redacted.append(_replace_spans(item, inside) if inside else item)
+        start = end + 1
+    return redacted
 
 
 def note_secret(found: Optional[Dict[str, None]], value: object) -> None:
@@ -3726,6 +3753,7 @@ def redact_tree(value: Any, found: Optional[Dict[str, None]] = None) -> Any:
                 redacted[redact_credentials(key)] = redact_tree(item, found)
         return redacted
     if isinstance(value, list):
+        items = redact_argv(value, found)     # issue 14: an argv list read as one command line
         redacted_items = []
         for index, item in enumerate(value):
             flag = value[index - 1] if index else None
@@ -3734,7 +3762,7 @@ def redact_tree(value: Any, found: Optional[Dict[str, None]] = None) -> Any:
                 note_secret(found, item)
                 redacted_items.append(redaction_summary("credential", item))
             else:
-                redacted_items.append(redact_tree(item, found))
+                redacted_items.append(redact_tree(items[index], found))
         return redacted_items
     if isinstance(value, str):
         return redact_credentials(value, found)

@@ -253,3 +253,23 @@ def test_short_values_are_not_searched_elsewhere(project):
     found = {}
     tree = magihook.redact_tree({"password": "hello", "note": "hello world"}, found)
     assert magihook.redact_repeated(tree, found)["note"] == "hello world"
+
+
+def test_argv_lists_are_read_as_one_command_line(project):
+    write_script(project, "cap.sh", CAPTURE)
+    config = write_settings(project, {"enabled": True, "before_tool": [
+        {"label": "cap", "command": "./cap.sh", "payload": "redacted"}]})
+    event = {"tool": {"name": "bash", "call_id": "c"},
+             "request": {"command": "x", "argv": ["sshpass", "-p", S, "ssh", "host"],
+                         "curl": ["curl", "-u", "admin:" + S + "1", "https://x.test"],
+                         "openssl": ["openssl", "rsa", "-passout", "pass:" + S + "2"],
+                         "psql": ["psql", "--password", "pg-s3cret", "--user", "bob"],
+                         "paths": ["src/a.py", "src/b.py"]}}
+    result = run_cli("run", "--phase", "before_tool", "--config", str(config), event=event, cwd=project)
+    assert result.returncode == 0
+    request = json.loads((project / "stdin.json").read_text())["request"]
+    assert request["argv"] == ["sshpass", "-p", MARKER, "ssh", "host"]
+    assert request["curl"] == ["curl", "-u", "admin:" + MARKER, "https://x.test"]
+    assert request["openssl"] == ["openssl", "rsa", "-passout", "pass:" + MARKER]
+    assert request["psql"][2] == {"redacted": True, "kind": "credential", "bytes": 9}
+    assert request["paths"] == ["src/a.py", "src/b.py"]
