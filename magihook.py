@@ -3552,9 +3552,9 @@ def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
 # -- Repeated values -------------------------------------------------------------
 #
 # A value judged a secret once (under a name, after a flag) is a secret wherever it recurs: a
-# later copy with no name around it goes too, in the same text and (through FOUND, filled by
-# redact_credentials and by the payload's summarized credential fields) in every other string
-# of the same payload (redact_repeated).  Only values of _REPEAT_MIN_CHARS or more are looked
+# later copy with no name around it goes too, in the same text and (through FOUND, what
+# redact_second_look reads off the first step: removed values, summarized credential fields)
+# in every other string of the same payload (redact_repeated).  Only values of _REPEAT_MIN_CHARS or more are looked
 # for (a short value would take ordinary words with it), and at most _REPEAT_MAX distinct ones
 # per text or payload: each costs one substring search of the text, so the work stays linear.
 # Prefixed tokens need no search: their copies have the same shape.
@@ -3590,23 +3590,18 @@ def _replace_spans(text: str, spans: Sequence[Tuple[int, int]]) -> str:
     return "".join(pieces)
 
 
-def redact_credentials(text: str, found: Optional[Dict[str, None]] = None) -> str:
+def redact_credentials(text: str) -> str:
     """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
 
     Everything else is kept byte-for-byte; template references ($VAR,
     ${VAR}, {{ x }}, <your-token>) and masked values (***, xxxx, REDACTED)
     are kept too.  A value found under a name is redacted wherever else it
-    occurs in TEXT.  FOUND, when given, collects the redacted values (for
-    redact_repeated).
+    occurs in TEXT.
     """
     if not isinstance(text, str) or len(text) < 8:
         return text
     spans = _credential_spans(text)
-    if not spans:
-        return text
-    if found is not None:
-        found.update(dict.fromkeys(_repeatable(text, spans)))
-    return _replace_spans(text, spans)
+    return _replace_spans(text, spans) if spans else text
 
 
 def _credential_spans(text: str) -> List[Tuple[int, int]]:
@@ -3617,7 +3612,7 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
     return spans
 
 
-def redact_argv(items: List[Any], found: Optional[Dict[str, None]] = None) -> List[Any]:
+def redact_argv(items: List[Any], found: Dict[str, None]) -> List[Any]:
     """ITEMS, a list of strings such as an argv, read as one command line: the secrets it shows
     (`["sshpass", "-p", "x"]`, `["curl", "-u", "bob:x"]`) redacted in their items.  Any other
     list is returned as it is."""
@@ -3633,17 +3628,65 @@ def redact_argv(items: List[Any], found: Optional[Dict[str, None]] = None) -> Li
         end = start + len(item)
         inside = [(max(a, start) - start, min(b, end) - start) for a, b in spans if a < end and b > start]
         for a, b in inside:
-            note_secret(found, item[a:b])
+            _note_secret(found, item[a:b])
         redacted.append(_replace_spans(item, inside) if inside else item)
         start = end + 1
     return redacted
 
 
-def note_secret(found: Optional[Dict[str, None]], value: object) -> None:
-    """Record VALUE, summarized as a credential, as a secret to redact elsewhere."""
-    if found is not None and isinstance(value, str) and len(value.strip()) >= _REPEAT_MIN_CHARS \
-            and not _is_placeholder(value):
+def _note_secret(found: Dict[str, None], value: object) -> None:
+    if isinstance(value, str) and len(value.strip()) >= _REPEAT_MIN_CHARS and not _is_placeholder(value):
         found[value.strip()] = None
+
+
+def redact_second_look(bodies: Dict[str, Any], originals: Mapping[str, Any]) -> Dict[str, Any]:
+    """The second step of redacted mode over one payload: BODIES (redact_request's and
+    redact_result's output) beside ORIGINALS (the same keys, as the event holds them).  A list of
+    strings is read as one command line (redact_argv), and every secret the first step removed
+    or summarized is redacted wherever else it occurs in the payload (redact_repeated).  It
+    reads what the first step removed from the two trees, so no text is scanned twice."""
+    found: Dict[str, None] = {}
+    looked = _second_look(bodies, dict((key, originals.get(key)) for key in bodies), found)
+    return redact_repeated(looked, found)
+
+
+def _second_look(redacted: Any, original: Any, found: Dict[str, None]) -> Any:
+    if isinstance(original, str):
+        if isinstance(redacted, dict) and redacted.get("kind") == "credential":
+            _note_secret(found, original)             # summarized under a credential name
+        elif isinstance(redacted, str) and redacted != original:
+            for secret in _removed(original, redacted):
+                _note_secret(found, secret)
+        return redacted
+    if isinstance(original, dict) and isinstance(redacted, dict) and len(original) == len(redacted):
+        # redact_tree keeps the key order (a key it redacted into another's text aside).
+        return {key: _second_look(item, before, found)
+                for (key, item), before in zip(redacted.items(), original.values())}
+    if isinstance(original, list) and isinstance(redacted, list) and len(original) == len(redacted):
+        argv = redact_argv(original, found)
+        return [_second_look(redact_credentials(line) if line is not before and isinstance(item, str)
+                             else item, before, found)
+                for item, before, line in zip(redacted, original, argv)]
+    return redacted
+
+
+def _removed(original: str, redacted: str) -> List[str]:
+    """The substrings of ORIGINAL that REDACTED shows as markers.  Merged spans never touch, so
+    the text between two markers is not empty; a secret that holds the text after it is cut
+    short (its start still goes)."""
+    pieces = redacted.split(REDACTION_MARKER)
+    if len(pieces) < 2 or not original.startswith(pieces[0]) or not original.endswith(pieces[-1]):
+        return []
+    secrets = []
+    start = len(pieces[0])
+    for piece in pieces[1:-1]:
+        end = original.find(piece, start + 1)
+        if end < 0:
+            return secrets
+        secrets.append(original[start:end])
+        start = end + len(piece)
+    secrets.append(original[start:len(original) - len(pieces[-1])])
+    return secrets
 
 
 def redact_repeated(value: Any, found: Mapping[str, None]) -> Any:
@@ -3729,12 +3772,12 @@ def redaction_summary(kind: str, value: Any) -> Dict[str, Any]:
     return {"redacted": True, "kind": kind, "bytes": size}
 
 
-def redact_tree(value: Any, found: Optional[Dict[str, None]] = None) -> Any:
+def redact_tree(value: Any) -> Any:
     """Redacted mode for one JSON value: summarize sensitive keys, scrub credential substrings.
 
     A credential can also hide in data shaped as a name and a value: `{"name": "API_KEY",
     "value": ...}` (env lists) and `["--password", ...]` (argv lists); those values are
-    summarized too.  FOUND collects the secrets met (see redact_repeated).
+    summarized too.
     """
     if isinstance(value, dict):
         lowered = {key.lower(): item for key, item in value.items()}
@@ -3746,26 +3789,22 @@ def redact_tree(value: Any, found: Optional[Dict[str, None]] = None) -> Any:
                 "credential" if is_credential_key(key) or (secret_value and key.lower() == "value")
                 else None)
             if kind is not None and item is not None:
-                if kind == "credential":
-                    note_secret(found, item)
                 redacted[redact_credentials(key)] = redaction_summary(kind, item)
             else:
-                redacted[redact_credentials(key)] = redact_tree(item, found)
+                redacted[redact_credentials(key)] = redact_tree(item)
         return redacted
     if isinstance(value, list):
-        items = redact_argv(value, found)     # issue 14: an argv list read as one command line
         redacted_items = []
         for index, item in enumerate(value):
             flag = value[index - 1] if index else None
             if item is not None and isinstance(flag, str) and flag.startswith("-") and (
                     _names_a_credential(flag.lstrip("-"))):
-                note_secret(found, item)
                 redacted_items.append(redaction_summary("credential", item))
             else:
-                redacted_items.append(redact_tree(items[index], found))
+                redacted_items.append(redact_tree(item))
         return redacted_items
     if isinstance(value, str):
-        return redact_credentials(value, found)
+        return redact_credentials(value)
     return value
 
 
@@ -3773,21 +3812,20 @@ def _names_a_credential(name: Any) -> bool:
     return isinstance(name, str) and "=" not in name and is_credential_key(name)
 
 
-def redact_result(result: Mapping[str, Any], found: Optional[Dict[str, None]] = None) -> Dict[str, Any]:
+def redact_result(result: Mapping[str, Any]) -> Dict[str, Any]:
     """A tool result in redacted mode: its content is never sent, the rest is redacted."""
     return {
         key: REDACTED_TOOL_OUTPUT if key == "content" and value is not None else redact_tree(
-            {key: value}, found)[key]
+            {key: value})[key]
         for key, value in result.items()
     }
 
 
-def redact_request(request: Mapping[str, Any], phase: str,
-                   found: Optional[Dict[str, None]] = None) -> Dict[str, Any]:
+def redact_request(request: Mapping[str, Any], phase: str) -> Dict[str, Any]:
     if phase in MESSAGE_PHASES:
         # A message is the payload: its text is kept, only credentials inside it go.
-        return {"text": redact_credentials(request["text"], found)}
-    return redact_tree(request, found)
+        return {"text": redact_credentials(request["text"])}
+    return redact_tree(request)
 
 
 def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
@@ -3797,11 +3835,11 @@ def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
         if event.result is not None:
             bodies["result"] = event.result
         return bodies
-    found: Dict[str, None] = {}     # issue 14: a secret found anywhere goes everywhere in the payload
-    bodies = {"request": redact_request(event.request, event.phase, found)}
+    bodies = {"request": redact_request(event.request, event.phase)}
     if event.result is not None:
-        bodies["result"] = redact_result(event.result, found)
-    return redact_repeated(bodies, found)
+        bodies["result"] = redact_result(event.result)
+    # issue 14: argv lists read as one command line, a secret found anywhere redacted everywhere.
+    return redact_second_look(bodies, {"request": event.request, "result": event.result})
 
 
 def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[str, str]]:

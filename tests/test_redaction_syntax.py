@@ -250,9 +250,18 @@ def test_a_secret_found_anywhere_is_redacted_everywhere_in_the_payload(project):
 
 def test_short_values_are_not_searched_elsewhere(project):
     # A 5-character password would take ordinary words with it: only its own place is redacted.
-    found = {}
-    tree = magihook.redact_tree({"password": "hello", "note": "hello world"}, found)
-    assert magihook.redact_repeated(tree, found)["note"] == "hello world"
+    original = {"password": "hello", "note": "hello world", "pin": "--pin 8421 and 8421"}
+    bodies = magihook.redact_second_look({"request": magihook.redact_tree(original)},
+                                         {"request": original})
+    assert bodies["request"]["note"] == "hello world"
+    assert bodies["request"]["password"]["kind"] == "credential"
+
+
+def test_what_the_first_step_removed_is_read_off_the_two_texts():
+    assert magihook._removed("a token=%s b" % S, "a token=%s b" % MARKER) == [S]
+    assert magihook._removed("x=%s;y=%s." % (S, S + "2"), "x=%s;y=%s." % (MARKER, MARKER)) == [S, S + "2"]
+    assert magihook._removed("no marker", "no marker") == []
+    assert magihook._removed("kept %s" % MARKER, "kept %s" % MARKER) == [MARKER]   # a placeholder: not noted
 
 
 def test_argv_lists_are_read_as_one_command_line(project):
