@@ -3305,6 +3305,9 @@ def _secret_data_re() -> re.Pattern[str]:
                       r"(?P<block>(?:(?P=indent)[ \t]{1,16}[^\s#][^\r\n]{0,8192}\r?\n?){1,4096})", re.M)
 
 
+_BLOCK_SCALARS = frozenset(("|", ">", "|-", ">-", "|+", ">+"))
+
+
 @functools.lru_cache(maxsize=1)
 def _secret_kind_re() -> re.Pattern[str]:
     return re.compile(r"kind[\"']?:[ \t]{0,4}[\"']?secret\b")
@@ -3312,7 +3315,11 @@ def _secret_kind_re() -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=1)
 def _secret_data_item_re() -> re.Pattern[str]:
-    return re.compile(r"^[ \t]{1,48}[^\s:#'\"]{1,253}:[ \t]{1,8}[\"']?(?P<v>[^\s\"'#]{1,8192})", re.M)
+    # `key: value` (the value goes), `key: |` / `key:` (nothing yet), or a line of a block scalar
+    # under such a key (the whole line goes).
+    return re.compile(r"^[ \t]{1,48}(?:[^\s:#'\"]{1,253}:(?:[ \t]{1,8}[\"']?"
+                      r"(?P<v>[^\s\"'#][^\"'#\r\n]{0,8191}?)[\"']?)?[ \t\r]*$"
+                      r"|(?P<line>[^\s#][^\r\n]{0,8191}?)[ \t\r]*$)", re.M)
 
 
 def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
@@ -3321,8 +3328,10 @@ def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
     spans = []
     for block in _secret_data_re().finditer(low):
         for item in _secret_data_item_re().finditer(text, block.start("block"), block.end("block")):
-            if not _is_placeholder(item.group("v")):
-                spans.append(item.span("v"))
+            group = "v" if item.start("v") >= 0 else "line"
+            value = item.group(group)
+            if value is not None and value not in _BLOCK_SCALARS and not _is_placeholder(value):
+                spans.append(item.span(group))
     return spans
 
 

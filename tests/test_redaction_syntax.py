@@ -80,6 +80,8 @@ REDACTED = [
     ("<secret>%s</secret>" % S, "<secret>%s</secret>" % MARKER),
     ("kind: Secret\ndata:\n  tls.key: %s\n  user: YWRtaW4=\n" % S,
      "kind: Secret\ndata:\n  tls.key: %s\n  user: %s\n" % (MARKER, MARKER)),
+    ("kind: Secret\nstringData:\n  app.conf: |\n    %s\n    user = %s\n  note: a b%s\n" % (S, S, S),
+     "kind: Secret\nstringData:\n  app.conf: |\n    %s\n    %s\n  note: %s\n" % (MARKER, MARKER, MARKER)),
     ("- name: API_KEY\n  value: %s" % S, "- name: API_KEY\n  value: %s" % MARKER),
     ("sshpass -p '%s' ssh host" % S, "sshpass -p %s ssh host" % MARKER),
     ("docker login -u bob -p %s reg.test" % S, "docker login -u bob -p %s reg.test" % MARKER),
