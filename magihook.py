@@ -3621,14 +3621,19 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
     return spans
 
 
+# An argv is short: longer lists of strings (search results, file lists) are not read twice.
+_ARGV_MAX_ITEMS = 1024
+_ARGV_MAX_CHARS = 65536
+
+
 def redact_argv(items: List[Any], found: Dict[str, None]) -> List[Any]:
     """ITEMS, a list of strings such as an argv, read as one command line: the secrets it shows
     (`["sshpass", "-p", "x"]`, `["curl", "-u", "bob:x"]`) redacted in their items.  Any other
     list is returned as it is."""
-    if len(items) < 2 or not all(isinstance(item, str) for item in items):
+    if not 2 <= len(items) <= _ARGV_MAX_ITEMS or not all(isinstance(item, str) for item in items):
         return items
     line = " ".join(items)
-    spans = _merge(_credential_spans(line)) if len(line) >= 8 else []
+    spans = _merge(_credential_spans(line)) if 8 <= len(line) <= _ARGV_MAX_CHARS else []
     if not spans:
         return items
     redacted = []
