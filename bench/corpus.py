@@ -131,14 +131,40 @@ def prose_text(rng: random.Random) -> str:
                     for _ in range(16)).capitalize() + ".\n"
 
 
+def unicode_text(rng: random.Random) -> str:
+    # Markdown and chat prose with a few non-ASCII characters: one em dash makes str.lower()
+    # of the whole text many times slower than on ASCII.
+    words = " ".join(rng.choice(WORDS + ("the", "was", "and", "then", "we", "it", "a", "of"))
+                     for _ in range(12))
+    return rng.choice((
+        "- %s \u2014 see \u201cnotes\u201d.\n" % words,
+        "%s\u2026 done in %d ms (caf\u00e9, na\u00efve) \u2713\n" % (words, rng.randint(1, 999)),
+        "## %s \u00b7 build \u2192 deploy\n" % words,
+        "%s.\n" % words.capitalize(),
+    ))
+
+
+def base64_text(rng: random.Random) -> str:
+    # Base64 blobs: certificate bodies, data: URIs, Kubernetes binaryData, wrapped at 76.
+    blob = base64.b64encode(rng.getrandbits(8 * 456).to_bytes(456, "big")).decode()
+    lines = [blob[i:i + 76] for i in range(0, len(blob), 76)]
+    return rng.choice((
+        "-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----\n" % "\n".join(lines),
+        '<img src="data:image/png;base64,%s">\n' % blob,
+        "binaryData:\n  logo.png: %s\n" % blob,
+    ))
+
+
 KINDS: Dict[str, Callable[[random.Random], str]] = {
     "json": json_text, "env": env_text, "log": log_text, "url": url_text, "yaml": yaml_text,
     "code": code_text, "lockfile": lock_text, "git": git_text, "prose": prose_text,
+    "unicode": unicode_text, "base64": base64_text,
 }
 
 
 def text(kind: str, size: int, seed: int = 1) -> str:
-    """`size` characters (ASCII, so bytes) of one kind, or of every kind mixed (`"mixed"`)."""
+    """`size` characters of one kind, or of every kind mixed (`"mixed"`); ASCII (so bytes) but
+    for the "unicode" kind."""
     rng = random.Random(seed)
     makers = list(KINDS.values()) if kind == "mixed" else [KINDS[kind]]
     parts: List[str] = []
