@@ -22,9 +22,10 @@ from collections import defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
-import magihook  # noqa: E402
 from detect_secrets.core.scan import scan_file  # noqa: E402
 from detect_secrets.settings import default_settings  # noqa: E402
+
+import magihook  # noqa: E402
 
 
 def _load(name):
