@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -26,14 +27,14 @@ INSTALL_BLOCKS = {
     "python3 -m venv ~/.venvs/magihook && ~/.venvs/magihook/bin/pip install .",
     "pipx install .",
 }
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```", re.M | re.S)  # also fences inside list items
 
 
 def sh_blocks(path: Path):
     text = path.read_text()
     for match in FENCE.finditer(text):
-        if match.group(1) == "sh":
-            yield text[:match.start()].count("\n") + 1, match.group(2)
+        if match.group(2) == "sh":
+            yield text[:match.start()].count("\n") + 1, textwrap.dedent(match.group(3))
 
 
 def first_screen_commands():
