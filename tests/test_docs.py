@@ -127,3 +127,31 @@ def test_install_blocks_are_the_ones_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text()
     for block in INSTALL_BLOCKS:
         assert "'%s'" % block in ci
+
+
+def settings_blocks(path: Path):
+    """The ```json blocks of a document that are magihook settings (hooks under a phase)."""
+    text = path.read_text()
+    for match in FENCE.finditer(text):
+        if match.group(2) != "json":
+            continue
+        try:
+            data = json.loads(textwrap.dedent(match.group(3)))
+        except ValueError:
+            continue  # JSON Lines, or an abridged example
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        if isinstance(hooks, dict) and {"before_tool", "after_tool", "after_assistant",
+                                        "after_reasoning"} & set(hooks):
+            yield text[:match.start()].count("\n") + 1, match.group(3)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_settings_example_is_valid_and_runs_its_hooks(document, sandbox):
+    """A settings example validates with no note: it is not inert (hooks.enabled) as shown."""
+    work, env = sandbox
+    for line, block in settings_blocks(document):
+        example = work / "example-settings.json"
+        example.write_text(block)
+        done = subprocess.run(["magihook", "validate", str(example)], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stderr) == (0, ""), "%s:%d %s" % (document.name, line, done.stderr)
