@@ -166,6 +166,10 @@ PAYLOAD_REF_MAX_BYTES = 16 * 1024 * 1024
 # An input event is read whole before anything runs, so it is bounded too.
 EVENT_MAX_BYTES = 32 * 1024 * 1024
 EVENT_MAX_DEPTH = 256
+# Objects, arrays and their members: what a decoded event costs in memory is per value (a `{}` is
+# 3 bytes of input and ~70 of memory, twice with its redacted copy), so 32 MiB of tiny objects
+# would take gigabytes.  At this cap a worst-case event stays under 512 MiB (docs: reliability).
+EVENT_MAX_VALUES = 1_000_000
 # CPython's own default bound on int() of a digit string; fixed here so that a huge integer in an
 # event is the same clear error on every version (and int parsing, quadratic, stays cheap).
 EVENT_MAX_INT_DIGITS = 4300
@@ -192,6 +196,9 @@ HOOK_SHELL = ("/bin/bash", "-lc")
 READ_CHUNK = 64 * 1024
 # Without pidfd we cannot be woken by the hook's exit, so the loop polls at this interval.
 EXIT_POLL_SECONDS = 0.01
+# Passes over /proc that end a timed-out hook's session: each kills what the last one saw, so a
+# member forked meanwhile (its parent not yet dead) is found by the next.
+SESSION_KILL_PASSES = 8
 # Signals that end magihook (exit 128+N) after ending the running hook's group and removing its
 # payload_ref file; a signal the caller set to be ignored (nohup, `&` in a script) stays ignored.
 INTERRUPT_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
@@ -238,7 +245,8 @@ class InputError(MagihookError):
 
 
 class Interrupted(MagihookError):
-    """magihook got SIGTERM or SIGINT while a hook ran; raised so every cleanup runs."""
+    """magihook got SIGTERM, SIGINT or SIGHUP (the message names it); raised so every cleanup
+    runs."""
 
 
 # =================================================================================================
@@ -1745,6 +1753,9 @@ def decode_event(raw: bytes) -> Dict[str, Any]:
     """Bytes of one event into a JSON object, or InputError saying exactly what is wrong."""
     if len(raw) > EVENT_MAX_BYTES:
         raise InputError("input event is larger than %d bytes" % EVENT_MAX_BYTES)
+    if _value_count(raw) > EVENT_MAX_VALUES:
+        raise InputError("input event has more than %d JSON values (objects, arrays and their "
+                         "members)" % EVENT_MAX_VALUES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -1768,6 +1779,23 @@ def decode_event(raw: bytes) -> Dict[str, Any]:
     if _nesting_depth(document) > EVENT_MAX_DEPTH:
         raise InputError("input is nested deeper than %d levels" % EVENT_MAX_DEPTH)
     return document
+
+
+def _value_count(raw: bytes) -> int:
+    """About how many values a JSON text holds (each `{`, `[` and `,` outside strings starts one),
+    counted before decoding builds them.  Counting in the raw bytes is an upper bound taken at
+    memory speed; only past the cap are the strings, whose commas and brackets do not count,
+    cut out first."""
+    count = raw.count(b",") + raw.count(b"{") + raw.count(b"[")
+    if count <= EVENT_MAX_VALUES:
+        return count
+    outside = _json_string_re().sub(b"", raw)
+    return outside.count(b",") + outside.count(b"{") + outside.count(b"[")
+
+
+@functools.lru_cache(maxsize=1)
+def _json_string_re() -> re.Pattern[bytes]:
+    return re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 @functools.lru_cache(maxsize=1)
@@ -3746,33 +3774,77 @@ def redact_tree(value: Any) -> Any:
     "value": ...}` (env lists) and `["--password", ...]` (argv lists); those values are
     summarized too.
     """
-    if isinstance(value, dict):
-        lowered = {key.lower(): item for key, item in value.items()}
-        secret_value = (_names_a_credential(lowered.get("name"))
-                        or _names_a_credential(lowered.get("key")))
-        redacted = {}
-        for key, item in value.items():
-            kind = SUMMARIZED_KEYS.get(key.lower()) or (
-                "credential" if is_credential_key(key) or (secret_value and key.lower() == "value")
-                else None)
-            if kind is not None and item is not None:
-                redacted[redact_credentials(key)] = redaction_summary(kind, item)
-            else:
-                redacted[redact_credentials(key)] = redact_tree(item)
+    return _TreeRedactor().tree(value)
+
+
+# Distinct keys, and short strings, whose judgement one walk remembers: a big result repeats
+# its keys (and often its values) millions of times, and each judgement costs microseconds.
+_TREE_MEMO_ENTRIES = 65536
+_TREE_MEMO_CHARS = 256
+
+
+class _TreeRedactor:
+    """redact_tree's walk, judging each distinct key (and short string) once."""
+
+    def __init__(self) -> None:
+        self.keys: Dict[str, Tuple[str, str, Optional[str]]] = {}
+        self.strings: Dict[str, str] = {}
+
+    def key(self, key: str) -> Tuple[str, str, Optional[str]]:
+        """(the key as sent, lower-cased, the summary kind its name alone calls for)."""
+        judged = self.keys.get(key)
+        if judged is None:
+            lower = key.lower()
+            kind = SUMMARIZED_KEYS.get(lower) or ("credential" if is_credential_key(key) else None)
+            judged = (redact_credentials(key), lower, kind)
+            if len(self.keys) < _TREE_MEMO_ENTRIES:
+                self.keys[key] = judged
+        return judged
+
+    def text(self, text: str) -> str:
+        if len(text) > _TREE_MEMO_CHARS:
+            return redact_credentials(text)
+        redacted = self.strings.get(text)
+        if redacted is None:
+            redacted = redact_credentials(text)
+            if len(self.strings) < _TREE_MEMO_ENTRIES:
+                self.strings[text] = redacted
         return redacted
-    if isinstance(value, list):
-        redacted_items = []
-        for index, item in enumerate(value):
-            flag = value[index - 1] if index else None
-            if item is not None and isinstance(flag, str) and flag.startswith("-") and (
-                    _names_a_credential(flag.lstrip("-"))):
-                redacted_items.append(redaction_summary("credential", item))
-            else:
-                redacted_items.append(redact_tree(item))
-        return redacted_items
-    if isinstance(value, str):
-        return redact_credentials(value)
-    return value
+
+    def tree(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            redacted = {}
+            secret_value = None  # whether a `value` key holds a secret: asked only if there is one
+            for key, item in value.items():
+                sent, lower, kind = self.key(key)
+                if kind is None and lower == "value":
+                    if secret_value is None:
+                        secret_value = _holds_secret_value(value)
+                    kind = "credential" if secret_value else None
+                if kind is not None and item is not None:
+                    redacted[sent] = redaction_summary(kind, item)
+                else:
+                    redacted[sent] = self.tree(item)
+            return redacted
+        if isinstance(value, list):
+            redacted_items = []
+            for index, item in enumerate(value):
+                flag = value[index - 1] if index else None
+                if item is not None and isinstance(flag, str) and flag.startswith("-") and (
+                        _names_a_credential(flag.lstrip("-"))):
+                    redacted_items.append(redaction_summary("credential", item))
+                else:
+                    redacted_items.append(self.tree(item))
+            return redacted_items
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+
+def _holds_secret_value(value: Mapping[str, Any]) -> bool:
+    """`{"name": "API_KEY", "value": ...}`: the object's name (or key) names a credential."""
+    lowered = {key.lower(): item for key, item in value.items()}
+    return _names_a_credential(lowered.get("name")) or _names_a_credential(lowered.get("key"))
 
 
 def _names_a_credential(name: Any) -> bool:
@@ -3895,17 +3967,21 @@ class PreparedPayload:
 def prepare_payload(
     hook: HookDefinition, event: ToolEvent,
     write_spill: Optional[Callable[[bytes], Optional[Tuple[Optional[str], Dict[str, Any]]]]] = None,
+    bodies_json: Optional[Tuple[Dict[str, Any], bytes]] = None,
 ) -> PreparedPayload:
     """Hook stdin, at most STDIN_MAX_BYTES: inline, else payload_ref, else omitted_too_large.
 
-    `write_spill` makes the payload_ref file (`--explain` passes one that writes nothing)."""
-    bodies = payload_bodies(hook, event)
-    inline = payload_envelope(hook, event, bodies, {"inline": True, "status": "inline",
-                                                    "data": bodies}, None, bodies)
-    stdin = dump_json(inline)
-    if len(stdin) <= STDIN_MAX_BYTES:
+    `write_spill` makes the payload_ref file (`--explain` passes one that writes nothing).
+    `bodies_json`: the bodies (payload_bodies) and their JSON for this hook's payload mode, when
+    another hook of the same call has made them already (they are the same for every hook).
+
+    The bodies are redacted and dumped once: the inline stdin is spliced from them (they appear
+    twice in it), and its size is known before it is built, so a body too big to go inline
+    costs one dump, not three."""
+    bodies, spilled = bodies_json if bodies_json is not None else _bodies_json(hook, event)
+    stdin = _inline_stdin(hook, event, bodies, spilled)
+    if stdin is not None:
         return PreparedPayload(stdin)
-    spilled = dump_json(bodies)
     if len(spilled) <= PAYLOAD_REF_MAX_BYTES:
         spill = (write_spill or _write_spill_file)(spilled)
         if spill is not None:
@@ -3928,6 +4004,32 @@ def prepare_payload(
     envelope = payload_envelope(hook, event, bodies, {"inline": False,
                                 "status": "omitted_too_large"}, None, summaries)
     return PreparedPayload(_bounded(dump_json(envelope)), None, "omitted_too_large", len(spilled))
+
+
+def _bodies_json(hook: HookDefinition, event: ToolEvent) -> Tuple[Dict[str, Any], bytes]:
+    bodies = payload_bodies(hook, event)
+    return bodies, dump_json(bodies)
+
+
+# Where the inline envelope's `payload.data` goes: inside a JSON string every `"` is escaped, so
+# this (unescaped quotes around keys magihook writes) occurs once, at the place it names.
+_INLINE_DATA = b',"payload":{"inline":true,"status":"inline","data":null}'
+
+
+def _inline_stdin(hook: HookDefinition, event: ToolEvent, bodies: Mapping[str, Any],
+                  bodies_json: bytes) -> Optional[bytes]:
+    """The inline envelope's JSON (the bodies as `payload.data` and as the legacy top-level
+    fields), or None when it would pass STDIN_MAX_BYTES: then it is never built."""
+    if len(bodies_json) * 2 > STDIN_MAX_BYTES:
+        return None
+    skeleton = dump_json(payload_envelope(hook, event, bodies, {
+        "inline": True, "status": "inline", "data": None}, None, {}))
+    if len(skeleton) + 2 * len(bodies_json) - len(b"null") - 2 + 1 > STDIN_MAX_BYTES:
+        return None
+    at = skeleton.index(_INLINE_DATA) + len(_INLINE_DATA) - len(b"null}")
+    # skeleton ends with `}`; the legacy fields are the bodies' members, after payload_mode.
+    return b"".join((skeleton[:at], bodies_json, skeleton[at + 4:-1], b",", bodies_json[1:-1],
+                     b"}"))
 
 
 class PayloadTooLarge(MagihookError):
@@ -3954,11 +4056,9 @@ def _body_summaries(
 def _write_spill_file(data: bytes) -> Optional[Tuple[str, Dict[str, Any]]]:
     """Write bodies to a fresh private folder; (folder, payload_ref) or None if it can't be."""
     import hashlib
-    import tempfile
 
-    try:
-        folder = tempfile.mkdtemp(prefix="magihook-payload-")  # 0700 by construction
-    except OSError:
+    folder = _make_spill_folder()
+    if folder is None:
         return None
     path = os.path.join(folder, "payload.json")
     try:
@@ -3979,11 +4079,130 @@ def _write_spill_file(data: bytes) -> Optional[Tuple[str, Dict[str, Any]]]:
     }
 
 
+def _make_spill_folder() -> Optional[str]:
+    """A fresh private (0700) folder for a payload_ref file, or None if none can be made.
+
+    As tempfile.mkdtemp makes it, without importing tempfile and shutil (~9 ms a call) unless the
+    first place fails.  The name says whose it is, so that once its owner is gone (a SIGKILL runs
+    no cleanup) the next magihook can sweep it (sweep_payload_folders)."""
+    tag = _owner_tag(os.getpid())
+    prefix = SPILL_PREFIX + (tag + "-" if tag else "")
+    parent = _temporary_directory()
+    for _ in range(16):
+        folder = os.path.join(parent, prefix + os.urandom(6).hex())
+        try:
+            os.mkdir(folder, 0o700)
+            return folder
+        except FileExistsError:
+            continue
+        except OSError:
+            break
+    import tempfile  # it also tries the other places, and checks that they are writable
+
+    try:
+        return tempfile.mkdtemp(prefix=prefix)
+    except OSError:
+        return None
+
+
 def _remove_spill_dir(folder: str) -> None:
     """Remove a payload_ref folder with whatever the hook may have put in it."""
+    try:
+        os.unlink(os.path.join(folder, "payload.json"))
+    except OSError:
+        pass
+    try:
+        os.rmdir(folder)
+        return
+    except FileNotFoundError:
+        return
+    except OSError:  # the hook left something in it
+        pass
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
+
+
+SPILL_PREFIX = "magihook-payload-"
+
+
+def _owner_tag(pid: int) -> Optional[str]:
+    """`PID.START`: a process's pid and start time (clock ticks after boot, /proc), which
+    together name it for good; a reused pid has another start time.  START is 0 without /proc."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as stat:
+            start = stat.read().rsplit(b")", 1)[1].split()[19].decode()
+    except FileNotFoundError:
+        return None if os.path.isdir("/proc/self") else "%d.0" % pid
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+    return "%d.%s" % (pid, start)
+
+
+def _owner_gone(tag: str) -> bool:
+    """Whether the magihook named by an `_owner_tag` no longer runs."""
+    pid_text, _, start = tag.partition(".")
+    if not (pid_text.isdigit() and start.isdigit()):
+        return False
+    pid = int(pid_text)
+    if start != "0":
+        return _owner_tag(pid) != tag
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        pass
+    return False
+
+
+def sweep_payload_folders() -> int:
+    """Remove the payload_ref folders that magihook processes which are gone left behind (a
+    SIGKILL runs no cleanup); the number removed.  Only this user's folders in the temporary
+    directory, only those named by _write_spill_file (so their owner is known), only when that
+    owner no longer runs.  One listing of the temporary directory: cheap enough for every start.
+    """
+    folder = _temporary_directory()
+    try:
+        names = [name for name in os.listdir(folder) if name.startswith(SPILL_PREFIX)]
+    except OSError:
+        return 0
+    if not names:
+        return 0
+    import stat
+
+    removed = 0
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for name in names:
+        tag = name[len(SPILL_PREFIX):].rpartition("-")[0]
+        path = os.path.join(folder, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or (uid is not None and info.st_uid != uid):
+            continue
+        if tag and _owner_gone(tag):
+            _remove_spill_dir(path)
+            removed += 1
+    return removed
+
+
+def _temporary_directory() -> str:
+    """Where tempfile.mkdtemp makes folders, without importing tempfile (~6 ms) on the hot path:
+    tempfile.tempdir when a host set it, else the first of $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp,
+    /usr/tmp that is a directory."""
+    chosen = getattr(sys.modules.get("tempfile"), "tempdir", None)
+    if chosen is not None:
+        return str(chosen)
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(name)
+        if value and os.path.isdir(value):
+            return os.path.abspath(value)
+    for path in ("/tmp", "/var/tmp", "/usr/tmp"):
+        if os.path.isdir(path):
+            return path
+    return os.getcwd()
 
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -4348,22 +4567,105 @@ def _make_fds_private() -> bool:
     return True
 
 
+class InterruptGate:
+    """The `magihook` command's one handler for INTERRUPT_SIGNALS, installed once for the whole
+    call: a burst of them (SIGTERM then SIGHUP, Ctrl-C plus a forwarded SIGTERM) raises
+    Interrupted once, for the first signal, and only where nothing can be left behind.
+
+    Swapping handlers to hold signals is itself a window a second signal lands in; a counter is
+    not.  While `held` (SignalsHeld; the whole of a hook's run, see _run_one_hook) a signal is
+    only noted, and raised at the next `checkpoint` or window (the runner's wait for the hook),
+    or when the last hold ends.  After the one raise every later signal is only noted, so the
+    cleanup that the raise starts runs to its end.  Only the thread that installed it is held.
+    """
+
+    def __init__(self, thread: int, names: Mapping[int, str]) -> None:
+        self.thread = thread
+        self.names = names
+        self.first: Optional[int] = None  # the first signal of the burst: the exit code's
+        self.raised = False
+        self.held = 0
+        # The read end of the signal wakeup pipe (signal.set_wakeup_fd): a signal that lands just
+        # before a blocking read or poll begins runs its handler only once that call returns, so
+        # every wait magihook makes also waits on this, which the signal itself makes readable.
+        self.wakeup: Optional[int] = None
+
+    def drain(self) -> None:
+        try:
+            while self.wakeup is not None and os.read(self.wakeup, 512):
+                pass
+        except OSError:  # empty (EAGAIN)
+            pass
+
+    def handle(self, signum: int, frame: Any) -> None:
+        if self.first is None:
+            self.first = signum
+        if not self.held:
+            self.deliver()
+
+    def deliver(self) -> None:
+        """Raise Interrupted for the first signal, if one came and none was raised yet."""
+        if self.first is not None and not self.raised:
+            self.raised = True
+            raise Interrupted(self.names[self.first])
+
+    def checkpoint(self) -> None:
+        """A point where an Interrupted leaves nothing behind (the caller's cleanup runs)."""
+        if not self.raised and self.first is not None:
+            self.deliver()
+
+    def open(self) -> int:
+        """Open a window (a wait that a signal must cut short): returns the holds to restore."""
+        held, self.held = self.held, 0
+        self.deliver()
+        return held
+
+    def close(self, held: int) -> None:
+        self.held = held
+
+
+_interrupt_gate: Optional[InterruptGate] = None  # the magihook command's, while main() runs
+
+
+def active_gate() -> Optional[InterruptGate]:
+    """The command's InterruptGate when this thread is the one it holds, else None."""
+    gate = _interrupt_gate
+    if gate is None:
+        return None
+    import _thread
+
+    return gate if _thread.get_ident() == gate.thread else None
+
+
 class SignalsHeld:
     """`with SignalsHeld():` holds INTERRUPT_SIGNALS while a step that must not be cut in half
     runs (starting a hook, ending its group, making or removing a payload_ref file), then
-    delivers the first one held to the handler that was in place.
+    delivers the first one held.
 
-    Handlers can only be changed, and only run, in the main thread; elsewhere nothing is held.
-    A handler installed outside Python cannot be put back, and an ignored signal interrupts
-    nothing, so those are left alone.  It uses the C module under `signal`, whose calls are ten
-    times cheaper (it runs three times a hook).
+    Under the magihook command it counts a hold on the InterruptGate (no handler is swapped).
+    Elsewhere (run_phase in a host) it swaps the host's handlers for one that notes the signal
+    and raises the first one noted to the handler that was in place; `whole_call` holds, the
+    runner's wait aside, a hook's whole run and is a no-op there, so a host's Ctrl-C still cuts
+    a hook's wait short.  Handlers can only be changed, and only run, in the main thread;
+    elsewhere nothing is held.  A handler installed outside Python cannot be put back, and an
+    ignored signal interrupts nothing, so those are left alone.  It uses the C module under
+    `signal`, whose calls are ten times cheaper (it runs three times a hook).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, whole_call: bool = False) -> None:
         self._previous: Dict[int, Any] = {}
         self._held: List[int] = []
+        self._whole_call = whole_call
+        self._gate: Optional[InterruptGate] = None
 
     def __enter__(self) -> SignalsHeld:
+        gate = active_gate()
+        if gate is not None:
+            gate.held += 1
+            self._gate = gate
+            return self
+        if self._whole_call:
+            return self
         import _signal
 
         for name in INTERRUPT_SIGNALS:
@@ -4383,6 +4685,12 @@ class SignalsHeld:
         self._held.append(signum)
 
     def __exit__(self, *exc_info: Any) -> None:
+        gate = self._gate
+        if gate is not None:
+            gate.held = max(gate.held - 1, 0)
+            if not gate.held:
+                gate.deliver()
+            return
         import _signal
 
         for signum, handler in self._previous.items():
@@ -4421,6 +4729,10 @@ def communicate(
     else:
         process.close_stdin()
     exit_fd = _open_pidfd(process.pid)
+    gate = active_gate()
+    wakeup = gate.wakeup if gate is not None else None
+    if wakeup is not None:
+        poller.register(wakeup, select.POLLIN)
     try:
         if exit_fd is not None:
             poller.register(exit_fd, select.POLLIN)
@@ -4432,9 +4744,11 @@ def communicate(
                 return HookOutcome("timeout", "hook timed out after %g s" % timeout,
                                    elapsed_ms=_elapsed_ms(started))
             wait = remaining if exit_fd is not None else min(remaining, EXIT_POLL_SECONDS)
-            for fd, _ in poller.poll(wait * 1000):
+            for fd, _ in _wait(poller, wait):
                 if fd == exit_fd:
                     exited = True
+                elif fd == wakeup and gate is not None:
+                    gate.drain()  # the handler has run (or runs at the next window)
                 elif fd in streams:
                     _read_into(fd, streams[fd], captured, sizes, poller)
                 elif fd == stdin_fd:
@@ -4466,6 +4780,8 @@ def communicate(
         for fd, index in streams.items():
             while _over_cap(sizes, caps) is None and _read_into(fd, index, captured, sizes, poller):
                 pass
+        if _over_cap(sizes, caps) is not None and process.returncode is None:
+            _kill_session(process.pid)  # a cap ends the whole session (end_hook), reaped or not
     finally:
         if exit_fd is not None:
             os.close(exit_fd)
@@ -4486,6 +4802,18 @@ def communicate(
         return HookOutcome("stdin", "writing hook stdin failed (%s)" % _errno_name(stdin_error),
                            stdout, stderr, status, elapsed)
     return HookOutcome(None, None, stdout, stderr, 0, elapsed)
+
+
+def _wait(poller: Any, seconds: float) -> List[Tuple[int, int]]:
+    """poller.poll, the one wait of a hook's run that a signal cuts short (InterruptGate)."""
+    gate = active_gate()
+    if gate is None:
+        return poller.poll(seconds * 1000)
+    held = gate.open()
+    try:
+        return poller.poll(seconds * 1000)
+    finally:
+        gate.close(held)
 
 
 def _read_into(fd: int, index: int, captured: List[List[bytes]], sizes: List[int],
@@ -4601,15 +4929,86 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def end_hook(process: HookProcess) -> None:
-    """Kill whatever is left of the hook's group, reap the hook, close our pipe ends.
+def _kill_session(sid: int) -> None:
+    """SIGKILL every process of session SID, the hook's (start_hook makes the hook a session
+    leader), so that jobs a script moved to other groups (`set -m`, setpgid) end too.  Only a
+    new session (setsid) escapes.  Linux only (/proc); elsewhere the group kill is all there is.
 
-    The group is killed before the leader is reaped: until then its pid, the group id, cannot
-    be reused by an unrelated process.
+    Called while the leader is unreaped, so SID cannot be reused meanwhile; each member is
+    signalled through a pidfd after its session is checked again, so a pid reused between the
+    listing and the kill is not hit.  A member forked meanwhile is found by the next pass.  The
+    hook's own group is skipped: the group kill before this ended all of it at once (a process
+    with a SIGKILL pending forks no more).  One pass over /proc is ~2 ms with 100 processes.
+    """
+    signalled: set = set()
+    for _ in range(SESSION_KILL_PASSES):
+        members = [pid for pid in _session_members(sid) if pid not in signalled]
+        if not members:
+            return
+        for pid in members:
+            _kill_member(pid, sid)
+        signalled.update(members)
+
+
+def _session_members(sid: int) -> List[int]:
+    """Pids of the live (not zombie) processes of session SID outside its leader's group."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    members = []
+    for entry in entries:
+        if entry.isdigit():
+            ids = _session_ids(int(entry))
+            if ids is not None and ids[1] == sid and ids[0] != sid:
+                members.append(int(entry))
+    return members
+
+
+def _session_ids(pid: int) -> Optional[Tuple[int, int]]:
+    """(process group, session) of a live process (None: gone, a zombie, or not readable)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == b"Z" else (int(fields[2]), int(fields[3]))
+
+
+def _kill_member(pid: int, sid: int) -> None:
+    import signal
+
+    try:
+        fd = os.pidfd_open(pid)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        fd = None
+    try:
+        ids = _session_ids(pid)
+        if ids is None or ids[1] != sid:
+            return
+        if fd is not None:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)  # type: ignore[attr-defined]
+        else:
+            os.kill(pid, signal.SIGKILL)
+    except (OSError, AttributeError):  # gone meanwhile, or not ours to kill
+        pass
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def end_hook(process: HookProcess) -> None:
+    """Kill whatever is left of the hook's group and session, reap the hook, close our pipe ends.
+
+    Reached unreaped, the hook timed out, passed a cap, or magihook was interrupted: then every
+    process of its session is ended, not only its group.  Both are killed before the leader is
+    reaped: until then its pid, the group and session id, cannot be reused by an unrelated
+    process.
     """
     try:
         if process.returncode is None:
             _kill_group(process.pid)
+            _kill_session(process.pid)
             _reap(process)
     finally:
         process.close_pipes()
@@ -5417,6 +5816,15 @@ class PhaseRun:
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
         self.context_items: List[Dict[str, str]] = []
+        # payload mode -> (bodies, their JSON): the same for every hook of the call, so a big
+        # event is redacted and dumped once, not once a hook.
+        self.bodies: Dict[str, Tuple[Dict[str, Any], bytes]] = {}
+
+    def payload_for(self, hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
+        """prepare_payload, with the bodies made once per payload mode for the whole call."""
+        if hook.payload not in self.bodies:
+            self.bodies[hook.payload] = _bodies_json(hook, event)
+        return prepare_payload(hook, event, bodies_json=self.bodies[hook.payload])
 
     def record(self, kind: str, payload: Mapping[str, Any]) -> None:
         event = session_event(kind, payload)
@@ -5503,6 +5911,8 @@ def _run_phase(
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
+    if owns_process and hooks:
+        _sweep_once()
     run = PhaseRun(settings, session, on_row, owns_process)
     try:
         verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
@@ -5510,6 +5920,17 @@ def _run_phase(
     finally:
         run.close()
     return result_document(run, tool_event, verdict)
+
+
+_SWEPT: List[bool] = []  # the magihook command sweeps once, before its first hook
+
+
+def _sweep_once() -> None:
+    """The command's sweep of payload_ref folders left by a SIGKILLed magihook: once a process
+    (a --stream runs many calls), and only where hooks run (an inert call stays cheap)."""
+    if not _SWEPT:
+        _SWEPT.append(True)
+        sweep_payload_folders()
 
 
 def _json_event_problem(value: Any) -> Optional[str]:
@@ -5578,18 +5999,39 @@ def _run_one_hook(
     Returns the hook as its outcome is to be judged (a dialect deny judges it under policy
     `block`), the outcome, and the dialect hook's validated context (None otherwise).
     """
-    run.lifecycle(hook, event, "started")
-    outcome = _execute(run, hook, event)
-    answer = read_dialect_answer(hook, event, outcome) if hook.dialect != MAGIHOOK_DIALECT else None
-    if answer is not None:
-        outcome = answer.outcome
-        if answer.policy is not None:
-            hook = replace_fields(hook, failure_policy=answer.policy)
-    status = "success" if outcome.category is None else "failed"
-    run.lifecycle(hook, event, status, outcome)
-    for note in answer.notes if answer is not None else ():
-        run.diagnose(hook, event, status, outcome, note)
+    # Under the magihook command a signal is only noted from the started record on, and cuts
+    # the run short where nothing is left behind (InterruptGate); either way a started hook gets
+    # its terminal record before magihook exits, so replay never shows it running forever.
+    with SignalsHeld(whole_call=True):
+        begun = time.monotonic()
+        run.lifecycle(hook, event, "started")
+        try:
+            outcome = _execute(run, hook, event)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            _record_interrupted(run, hook, event, exc, begun)
+            raise
+        answer = (read_dialect_answer(hook, event, outcome) if hook.dialect != MAGIHOOK_DIALECT
+                  else None)
+        if answer is not None:
+            outcome = answer.outcome
+            if answer.policy is not None:
+                hook = replace_fields(hook, failure_policy=answer.policy)
+        status = "success" if outcome.category is None else "failed"
+        run.lifecycle(hook, event, status, outcome)
+        for note in answer.notes if answer is not None else ():
+            run.diagnose(hook, event, status, outcome, note)
     return hook, outcome, answer.injection if answer is not None else None
+
+
+def _record_interrupted(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
+                        exc: BaseException, begun: float) -> None:
+    """The terminal record of a hook whose run a signal ended (its processes are gone by now).
+
+    Only recorded, not drawn: the command's one stderr line says it was interrupted."""
+    by = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
+    outcome = HookOutcome("runner", "hook was ended: magihook was interrupted by %s" % by,
+                          elapsed_ms=_elapsed_ms(begun))
+    run.record("hook_lifecycle", lifecycle_payload(hook, event, "failed", outcome))
 
 
 def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
@@ -5603,19 +6045,24 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
     cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
     process: Optional[HookProcess] = None
+    gate = active_gate()
     try:
         # Signals wait while a payload_ref file may be made, and while the hook starts: neither
         # may be left behind unknown.  Two sections, so that a signal held in the first stops
         # the call before any hook starts.
+        if gate is not None:
+            gate.checkpoint()
         with SignalsHeld():
             try:
-                prepared = (prepare_payload(hook, event) if hook.dialect == MAGIHOOK_DIALECT
+                prepared = (run.payload_for(hook, event) if hook.dialect == MAGIHOOK_DIALECT
                             else dialect_payload(hook, event))
             except PayloadTooLarge as exc:
                 return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
             except (ValueError, TypeError, RecursionError, OSError):
                 return HookOutcome("stdin", "hook payload envelope could not be built",
                                    elapsed_ms=_elapsed_ms(started))
+        if gate is not None:
+            gate.checkpoint()
         with SignalsHeld():
             try:
                 process = start_hook(command, cwd, dialect_env(hook, event),
@@ -5623,7 +6070,9 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
             except (OSError, ValueError) as exc:
                 return HookOutcome("runner", _spawn_failure(exc, cwd),
                                    elapsed_ms=_elapsed_ms(started))
-        return communicate(process, prepared.stdin, started, hook.timeout_seconds,
+        # The timeout (and elapsed_ms) measure the hook from its spawn: preparing its payload is
+        # magihook's own work, bounded by the input caps, and must not eat the hook's time.
+        return communicate(process, prepared.stdin, time.monotonic(), hook.timeout_seconds,
                            (hook.stdout_max_bytes, hook.stderr_max_bytes))
     finally:
         if prepared is not None:
@@ -6178,6 +6627,20 @@ def settings_error_answer(agent: str, event_name: str, error: MagihookError) -> 
     phase = AGENT_TOOL_EVENTS[agent].get(event_name, "after_tool")
     answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, SETTINGS_BROKEN_CONTENT)
     return _with_user_message(agent, answer, [error_text(error)])
+
+
+INTERNAL_ERROR_CONTENT = (
+    "This tool call was blocked because the local hook layer failed unexpectedly.")
+
+
+def internal_error_answer(agent: str, event_name: str, error: Exception) -> Dict[str, Any]:
+    """An internal error (a bug) inside `adapt` fails closed like a broken settings file: the
+    agent's deny before a tool, a stop after it; the user, not the model, reads what failed."""
+    phase = AGENT_TOOL_EVENTS[agent].get(event_name, "after_tool")
+    answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, INTERNAL_ERROR_CONTENT)
+    return _with_user_message(agent, answer, [
+        "internal error (%s); please report it (MAGIHOOK_DEBUG=1 shows the traceback)"
+        % type(error).__name__])
 
 
 def _with_user_message(agent: str, answer: Dict[str, Any], lines: Sequence[str]) -> Dict[str, Any]:
@@ -7433,8 +7896,9 @@ class Output:
 
     def _write(self, stream: Any, data: bytes) -> None:
         try:
-            stream.write(data)
-            stream.flush()
+            with SignalsHeld():  # a line is written whole, then a signal that came meanwhile acts
+                stream.write(data)
+                stream.flush()
         except OSError as exc:
             self.reader_gone = self.reader_gone or stream is self.stdout
             # The reader went away (EPIPE), or the descriptor is unusable (closed or read-only
@@ -7490,6 +7954,9 @@ def read_event_input(stream: Any) -> bytes:
         return b""
     _make_blocking(stream)
     try:
+        # A plain blocking read: a poll on the wakeup pipe too would cost every inert call the
+        # `select` import.  A signal interrupts the read; one that lands in the instant before it
+        # starts acts once the writer writes or closes (docs: reliability).
         return stream.buffer.read(EVENT_MAX_BYTES + 1)
     except OSError as exc:
         raise InputError("cannot read the input event (%s)" % _errno_name(exc)) from None
@@ -7590,7 +8057,10 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
         return 0
     _make_blocking(sys.stdin)
     owns_process = _owns_process(options)
-    for line in stream_lines(sys.stdin.buffer):
+    gate = active_gate()
+    source = (WakingLineReader(sys.stdin.buffer.fileno(), gate)
+              if gate is not None and gate.wakeup is not None else sys.stdin.buffer)
+    for line in stream_lines(source):
         if not line.strip(b" \t\r"):
             continue
         try:
@@ -7608,6 +8078,45 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
         if out.reader_gone:
             break
     return 0
+
+
+class WakingLineReader:
+    """`readline(limit)` over a descriptor that waits in poll on it and on the InterruptGate's
+    wakeup pipe: between two events a --stream waits for input, and a signal that lands just
+    before a blocking read would otherwise wait for the next line to act."""
+
+    def __init__(self, fd: int, gate: InterruptGate) -> None:
+        import select
+
+        self.fd = fd
+        self.gate = gate
+        self.buffer = bytearray()
+        self.eof = False
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN)
+        self.poller.register(gate.wakeup, select.POLLIN)
+
+    def readline(self, limit: int) -> bytes:
+        while True:
+            end = self.buffer.find(b"\n", 0, limit)
+            if end >= 0 or len(self.buffer) >= limit or self.eof:
+                cut = end + 1 if end >= 0 else min(limit, len(self.buffer))
+                line = bytes(self.buffer[:cut])
+                del self.buffer[:cut]
+                return line
+            self._fill()
+
+    def _fill(self) -> None:
+        ready = [fd for fd, _ in self.poller.poll()]
+        if self.gate.wakeup in ready:
+            self.gate.drain()
+            self.gate.checkpoint()
+        if self.fd in ready:
+            data = os.read(self.fd, READ_CHUNK)
+            if data:
+                self.buffer += data
+            else:
+                self.eof = True
 
 
 def stream_lines(stream: Any) -> Iterator[bytes]:
@@ -7740,9 +8249,18 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
     except SettingsError as exc:
         out.json(settings_error_answer(agent, event_name, exc))
         return 0
-    result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
-                       owns_process=_owns_process(options))
-    answer = agent_answer(agent, result, event_name)
+    try:
+        result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
+                           owns_process=_owns_process(options))
+        answer = agent_answer(agent, result, event_name)
+    except MagihookError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug must not let the tool run (exit 1 does, in Claude Code)
+        if os.environ.get("MAGIHOOK_DEBUG") == "1":
+            import traceback
+
+            out.error(traceback.format_exc().rstrip("\n"))
+        answer = internal_error_answer(agent, event_name, exc)
     if answer is not None:
         out.json(answer)
     return 0
@@ -7983,7 +8501,28 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
     if not argv:
         out.error(USAGE)
         return EXIT_USAGE
-    restore = _terminate_on_signals()
+    gate, restore = _terminate_on_signals()
+    try:
+        # The gate raises Interrupted at most once, wherever the first signal of a burst lands
+        # (even in a handler below): this outer `except` is the one place it ends up.
+        try:
+            code = _run_command(argv, owns_process, out)
+        except Interrupted as exc:
+            code = _interrupted(out, str(exc))
+        if gate is not None:
+            gate.held += 1  # from here on a signal is only noted
+            if gate.first is not None and not gate.raised:  # noted while the last step held it
+                gate.raised = True
+                code = _interrupted(out, gate.names[gate.first])
+        return code
+    finally:
+        # The command keeps its gate until os._exit (console_main): a late signal is noted, not
+        # a traceback or a death by signal after the result.
+        if not owns_process:
+            restore()
+
+
+def _run_command(argv: Sequence[str], owns_process: bool, out: Output) -> int:
     try:
         shown = help_request(argv)
         if shown is not None:
@@ -7995,9 +8534,8 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
-    except Interrupted as exc:
-        out.error("magihook: interrupted by %s; hook processes were ended" % exc)
-        return 128 + _signal_number(str(exc))
+    except Interrupted:
+        raise
     except MagihookError as exc:
         out.error("magihook: %s" % error_text(exc))
         return EXIT_USAGE
@@ -8008,41 +8546,74 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
 
             out.error(traceback.format_exc().rstrip("\n"))
         return EXIT_INTERNAL
-    finally:
-        restore()
 
 
-def _terminate_on_signals() -> Callable[[], None]:
-    """INTERRUPT_SIGNALS raise Interrupted, so the runner's cleanup kills the hook's group and
-    removes payload_ref files before magihook exits.  A signal the caller made us ignore (nohup,
-    `&` in a script) stays ignored.  SIGCHLD gets its default action back: inherited as ignored,
-    it would let the kernel reap a hook before magihook reads its exit status.  Returns a
+def _interrupted(out: Output, name: str) -> int:
+    """The one line and the exit code (128 + N) of the first signal of a burst."""
+    out.error("magihook: interrupted by %s; hook processes were ended" % name)
+    return 128 + _signal_number(name)
+
+
+def _terminate_on_signals() -> Tuple[Optional[InterruptGate], Callable[[], None]]:
+    """INTERRUPT_SIGNALS go to an InterruptGate, which raises Interrupted so that the runner's
+    cleanup kills the hook's processes and removes payload_ref files before magihook exits.  A
+    signal the caller made us ignore (nohup, `&` in a script) stays ignored.  SIGCHLD gets its
+    default action back: inherited as ignored, it would let the kernel reap a hook before
+    magihook reads its exit status.  Returns the gate (None outside the main thread) and a
     function restoring the old handlers (main() may be called from a host program)."""
-    # The C module: `import signal` builds its enums, ~0.5 ms of every call's start-up.
+    global _interrupt_gate
+    # The C modules: `import signal` builds its enums, ~0.5 ms of every call's start-up.
     import _signal
+    import _thread
 
-    names = {getattr(_signal, name): name for name in INTERRUPT_SIGNALS}
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise Interrupted(names[signum])
-
-    wanted = [(signum, interrupt) for signum in names]
+    gate = InterruptGate(_thread.get_ident(),
+                         {getattr(_signal, name): name for name in INTERRUPT_SIGNALS})
+    wanted = [(signum, gate.handle) for signum in gate.names]
     wanted.append((_signal.SIGCHLD, _signal.SIG_DFL))
     previous = {}
     for signum, handler in wanted:
         current = _signal.getsignal(signum)
-        if current is None or (handler is interrupt and current == _signal.SIG_IGN):
+        if current is None or (handler is not _signal.SIG_DFL and current == _signal.SIG_IGN):
             continue  # None: a handler installed outside Python, which could not be put back
         try:
             previous[signum] = _signal.signal(signum, handler)
         except ValueError:  # not the main thread: leave the host's handlers alone
-            pass
+            return None, lambda: None
+    outer, _interrupt_gate = _interrupt_gate, gate
+    wakeup = _wakeup_pipe(gate)
 
     def restore() -> None:
+        global _interrupt_gate
+        _interrupt_gate = outer
+        if wakeup is not None:
+            _signal.set_wakeup_fd(wakeup[0])
+            for fd in wakeup[1:]:
+                os.close(fd)
         for signum, handler in previous.items():
             _signal.signal(signum, handler)
 
-    return restore
+    return gate, restore
+
+
+def _wakeup_pipe(gate: InterruptGate) -> Optional[Tuple[int, int, int]]:
+    """Make a pipe the signal wakeup descriptor and give the gate its read end: (the previous
+    wakeup descriptor, read end, write end), or None where that cannot be done."""
+    import _signal
+
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
+    try:
+        os.set_blocking(read_end, False)
+        os.set_blocking(write_end, False)
+        previous = _signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except (OSError, ValueError):
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    gate.wakeup = read_end
+    return previous, read_end, write_end
 
 
 def _signal_number(name: str) -> int:

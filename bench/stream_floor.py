@@ -30,7 +30,10 @@ def main() -> None:
             (os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(child)])
         for fd in child:
             os.close(fd)
-        os.write(ours[0], payload)
+        try:
+            os.write(ours[0], payload)
+        except BrokenPipeError:
+            pass  # the hook exited before reading: normal hook behaviour (spec), as in magihook
         os.close(ours[0])
         os.waitpid(pid, 0)
         output = [os.read(fd, 65536) for fd in ours[1:]]

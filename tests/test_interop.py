@@ -1284,3 +1284,37 @@ def test_a_dialect_guard_cannot_see_a_call_past_the_stdin_cap(project):
         "magihook: hook g (before_tool #0, write) failed: stdin: claude-code hook stdin would be "
         "larger than 1048576 bytes and a dialect hook cannot take a payload_ref")}
     assert not (project / "ran.txt").exists()
+
+
+INTERNAL_ERROR = "This tool call was blocked because the local hook layer failed unexpectedly."
+
+
+@pytest.mark.parametrize("agent,stdin,tool,event_name,expected", [
+    ("claude-code", claude_stdin, "Bash", "PreToolUse", {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                               "permissionDecisionReason": INTERNAL_ERROR},
+        "continue": False, "stopReason": STOPPED}),
+    ("codex", codex_stdin, "Bash", "PreToolUse", {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": INTERNAL_ERROR}}),
+    ("gemini", gemini_stdin, "run_shell_command", "AfterTool",
+     {"continue": False, "stopReason": STOPPED}),
+])
+def test_adapt_internal_error_fails_closed(project, agent, stdin, tool, event_name, expected):
+    # A bug inside the pipeline (injected here into a real magihook process) is exit 1 in `run`;
+    # Claude Code treats exit 1 as a non-blocking error and runs the tool, so adapt denies.
+    settings = capture_settings(project, "before_tool")
+    program = ("import sys, magihook\n"
+               "def broken(*args, **kwargs):\n    raise ZeroDivisionError('a bug')\n"
+               "magihook._run_phase = broken\n"
+               "sys.exit(magihook.main(['adapt', %r, '--config', %r]))\n" % (agent, settings))
+    event = stdin(project, tool, {"command": "ls"}, event_name, tool_response="out")
+    done = subprocess.run([sys.executable, "-c", program], input=json.dumps(event).encode(),
+                          cwd=project, capture_output=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(EXAMPLES.parent)))
+    assert (done.returncode, done.stderr) == (0, b"")
+    answer = json.loads(done.stdout)
+    message = answer.pop("systemMessage")
+    assert answer == expected
+    assert message == ("magihook: internal error (ZeroDivisionError); please report it "
+                       "(MAGIHOOK_DEBUG=1 shows the traceback)")

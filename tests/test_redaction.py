@@ -213,21 +213,26 @@ ADVERSARIAL = {
 }
 
 
+CPU_BOUND = 5.0  # seconds of CPU for 1 MiB
+
+
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_adversarial_input_is_fast(name):
+    # CPU time, not the wall clock, which a busy machine stretches (issue 15): every case takes
+    # well under 1 s of CPU, and a pattern that backtracks quadratically on 1 MiB takes minutes.
     text = ADVERSARIAL[name]
-    start = time.perf_counter()
+    start = time.process_time()
     magihook.redact_credentials(text)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     print("%s: %.3f s" % (name, elapsed))
-    assert elapsed < 1.0
+    assert elapsed < CPU_BOUND
 
 
 def test_sanitize_message_on_adversarial_input_is_fast():
-    start = time.perf_counter()
+    start = time.process_time()
     magihook.sanitize_message("\x1b[" * MIB)
     magihook.sanitize_message("\x1b]" + "x" * MIB)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < CPU_BOUND
 
 
 # ---- sanitize_message ---------------------------------------------------------------
