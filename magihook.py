@@ -1963,9 +1963,13 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 #      in TOKEN_RULES, found by one regex per rare LEAD (see below), plus a
 #      literal-led regex for scheme://user:PASS@host.
 #   2. "named": the VALUE after a credential-shaped name (API_KEY=...,
-#      "password": "...", --token x, Authorization: Bearer x), found on the
-#      lower-cased text from a few stems; the whole name is then judged by
-#      is_credential_key, so names are matched on words, not substrings.
+#      "password": "...", --token x, Authorization: Bearer x, Go's typed and
+#      raw strings, make's ?= ::=, PHP's .=, a name and value as two strings),
+#      found on the lower-cased text from a few stems; the whole name is then
+#      judged by is_credential_key, so names are matched on words, not
+#      substrings.  Beside it, syntaxes where the name is not right before the
+#      value (XML elements, Kubernetes Secret data, command-line passwords,
+#      .netrc, query signatures) and repeated values (see their blocks).
 # Nothing else: no entropy guessing on bare strings, so hashes, UUIDs,
 # digests and integrity strings survive byte-for-byte.
 # Speed (bench/bench_redact.py): every regex starts with a literal, which
@@ -2013,6 +2017,14 @@ _SECRET_WORDS = frozenset((
     # Plurals that are never counters (unlike "tokens": max_tokens, prompt_tokens).
     "passwords", "passwds", "passphrases", "passcodes", "cookies", "jwts", "apikeys",
     "privatekeys", "secretkeys", "accesskeys",
+    # Session cookies by their usual names (session_id, two words, stays an id: spec).
+    "sessionid", "sessid", "phpsessid", "jsessionid",
+))
+# Glued "<qualifier>pass" words (smtppass); "pass" alone as a suffix would take bypass, compass.
+_GLUED_PASS_WORDS = frozenset((
+    "smtppass", "dbpass", "mailpass", "ftppass", "sqlpass", "rootpass", "adminpass",
+    "userpass", "mysqlpass", "pgpass", "ldappass", "redispass", "vncpass", "keypass",
+    "storepass", "sshpass", "proxypass", "wifipass", "imappass", "poppass",
 ))
 # "tokens" is a credential only after one of these (refresh_tokens, accessTokens).
 _TOKEN_QUALIFIERS = frozenset((
@@ -2029,6 +2041,32 @@ _KEY_QUALIFIERS = frozenset((
     "service", "license", "ssh", "gpg", "pgp", "deploy", "admin", "root",
     "storage", "webhook", "heroku", "stripe", "openai", "anthropic", "jwt",
     "x",
+))
+# Vendors whose keys have no distinctive prefix: "<vendor>Key" / "<vendor>_key" names a credential.
+_VENDOR_WORDS = frozenset((
+    "mailgun", "mailchimp", "mailjet", "mandrill", "postmark", "sendgrid", "sendinblue", "brevo",
+    "sparkpost", "twilio", "nexmo", "vonage", "plivo", "messagebird", "telnyx", "pusher",
+    "algolia", "mapbox", "gmaps", "tomtom", "bing", "google", "gcp", "firebase", "azure", "aws",
+    "cloudflare", "fastly", "akamai", "netlify", "vercel", "datadog", "newrelic", "sentry",
+    "bugsnag", "rollbar", "honeybadger", "logdna", "loggly", "papertrail", "sumologic", "splunk",
+    "pagerduty", "opsgenie", "statuspage", "segmentio", "mixpanel", "amplitude", "intercom", "zendesk",
+    "freshdesk", "hubspot", "salesforce", "pipedrive", "airtable", "notion", "asana", "trello",
+    "jira", "atlassian", "confluence", "clickup", "figma", "dropbox", "okta", "auth0", "onelogin",
+    "paypal", "braintree", "square", "adyen", "razorpay", "paystack", "flutterwave", "coinbase",
+    "binance", "kraken", "plaid", "shippo", "easypost", "openweather", "openweathermap", "nasa",
+    "tmdb", "omdb", "youtube", "spotify", "twitch", "discord", "telegram", "slack", "github",
+    "gitlab", "bitbucket", "circleci", "travis", "codecov", "sonar", "snyk", "npm", "pypi",
+    "rubygems", "nuget", "docker", "dockerhub", "heroku", "digitalocean", "linode", "vultr",
+    "hetzner", "scaleway", "ovh", "openai", "anthropic", "cohere", "mistral", "groq",
+    "huggingface", "replicate", "pinecone", "weaviate", "elastic", "contentful", "prismic",
+    "storyblok", "shopify", "stripe", "recaptcha", "captcha", "hcaptcha", "mapquest",
+    "positionstack", "ipinfo", "ipstack", "rapidapi", "newsapi", "finnhub", "etherscan", "infura",
+    "alchemy", "moralis", "supabase", "planetscale", "upstash", "doppler", "vault", "launchdarkly",
+    "optimizely", "grafana", "prometheus", "lokalise", "crowdin", "transifex", "deepl", "yandex",
+    "baidu", "alibaba", "aliyun", "tencent", "huawei", "ibm", "oracle", "zoom", "webex",
+    "calendly", "typeform", "surveymonkey", "jotform", "yelp", "foursquare", "giphy", "unsplash",
+    "pexels", "cloudinary", "imgix", "uploadcare", "filestack", "vimeo", "wistia", "clearbit",
+    "fullcontact", "zapier", "ifttt", "integromat",
 ))
 _SECRET_PAIRS = frozenset((
     ("auth", "code"), ("authorization", "code"), ("access", "code"),
@@ -2078,15 +2116,17 @@ def _key_words(key: str) -> Tuple[str, ...]:
 
 
 def _is_secret_word(word: str) -> bool:
-    if word in _SECRET_WORDS:
+    if word in _SECRET_WORDS or word in _GLUED_PASS_WORDS:
         return True
     # Glued names (PGPASSWORD, authtoken) are one word after splitting.
     return any(word.endswith(s) and word != s for s in _GLUED_SUFFIXES)
 
 
 def _has_secret_pair(words: Sequence[str]) -> bool:
-    for first, second in zip(words, words[1:]):
-        if second in ("key", "keys") and first in _KEY_QUALIFIERS:
+    for index, (first, second) in enumerate(zip(words, words[1:])):
+        if first.isdigit() and index:         # auth0Key: the words auth, 0, key
+            first = words[index - 1] + first
+        if second in ("key", "keys") and (first in _KEY_QUALIFIERS or first in _VENDOR_WORDS):
             return True
         if second == "tokens" and first in _TOKEN_QUALIFIERS:
             return True
@@ -3135,8 +3175,12 @@ def _curl_context_re() -> re.Pattern[str]:
 
 
 def _line_before(text: str, pos: int, limit: int = 400) -> str:
-    start = text.rfind("\n", max(0, pos - limit), pos) + 1
-    return text[max(start, pos - limit):pos]
+    """The logical line before POS: physical lines joined by a trailing backslash count."""
+    floor = max(0, pos - limit)
+    start = text.rfind("\n", floor, pos) + 1
+    while start > floor and text.endswith("\\", floor, start - 1 - (text[start - 2:start - 1] == "\r")):
+        start = text.rfind("\n", floor, start - 1) + 1
+    return text[max(start, floor):pos]
 
 
 def _has_letter_and_digit(s: str) -> bool:
@@ -3365,15 +3409,17 @@ _NAME_STEMS = (
     r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
     r"kie(?<=cookie)",
     r"pass(?:w|phrase|code)",
-    r"pass(?<=_pass)(?![a-z])",     # DB_PASS, smtp_pass
+    r"pass(?<=[a-z_]pass)(?![a-z])",    # DB_PASS, smtp_pass, smtppass
     r"wd(?<=pwd)", r"wt(?<=jwt)",
     r"cret(?<=secret)", r"cred", r"conn(?:ection)?[_.-]?str",
     r"uth(?<=auth)(?!or(?!iz)|ent)", r"unt(?<=account)",
-    r"bearer",
+    r"bearer(?![\"'][ \t]{0,4},)",      # "token_type": "bearer", "x" is no name and value
     r"dsn(?![a-z])",
+    r"sess(?:ion)?id(?![a-z])",     # sessionid=... (a cookie); session_id is an id
 )
 _UNQUOTED_VALUE = r"[^\s\"'`,;&|<>(){}\[\]\\][^\s\"'`,;&|<>)\]}\\]{0,1023}"
-_SCHEME_WORDS = r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key"
+_SCHEME_WORDS = (r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key|ssws|sso-key|key"
+                 r"|genie(?:key)?|splunk|otoken|hmac|pat|dsn")
 # `name = a.b.c` (spaces around "=", a dotted name without digits) is code
 # that _is_code_reference rejects; it is rejected here already, unless a
 # scheme word makes it `token = Bearer x`.
@@ -3403,18 +3449,34 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
     # first, as most stems in text are not names: the next character, then a
     # lookahead for the separator.  The closing quote and separator are atomic
     # too: no value starts with a space, so giving spaces back never helps.
+    # Separators: = : => := and make's ?= ::= :::=, PHP's .=, a type between
+    # name and "=" (Go `var token string = "x"`, TS `token: string = "x"`), and
+    # a name and its value as two strings (`setProperty("TOKEN", "x")`,
+    # `key="Password" value="x"`, `"name": "TOKEN", "value": "x"`, YAML
+    # `- name: TOKEN` + `value: x`, prose `token - 'x'`): group "pair", whose
+    # value Python holds to a stricter shape (the regex already wants a digit or
+    # 16 characters in a second string: "token_type", "bearer" is no pair).
     # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
     # references and code like get_password(), os.environ["X"] or, after a
     # spaced "=", self.token.
     return re.compile(r"""
-        (?P<name>(?:%s)(?=[a-z0-9_.\\"' \t=:-])(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
-        (?=\\?["']?[ \t]{0,4}[=:])%s
-        (?=(?P<cs>(?P<close>\\?["'])?
-                  (?P<sep>[ \t]{0,4}(?:=>|:=|(?P<assign>=)|:)(?![=:])[ \t]{0,4})))(?P=cs)
-        (?!\$|["']\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
+        (?P<name>(?:%s)(?=[a-z0-9_.\\"' \t=:?,\r\n-])(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
+        (?=\\?["']?\]?(?:[ \t]{0,4}[=:?.,]|[ \t]{1,8}(?:[sv*&\[]|-[ \t])|\r?\n[ \t]{0,16}value:))%s
+        (?=(?P<cs>(?P<close>\\?["']\]?)?
+                  (?P<sep>(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
+                          &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
+                          [ \t]{0,4}=(?!=)[ \t]{0,4}
+                         |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|:)(?![=:])[ \t]{0,4}
+                         |(?P<pair>(?<=["'])[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4})?
+                                   (?=["'`](?:[^"'`\s]{0,256}[0-9]|[^"'`\s]{16}))
+                                  |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
+                                  |[ \t]{1,4}-[ \t]{1,4}(?=["'])
+                                  |\r?\n[ \t]{0,16}value:[ \t]{1,4}))))(?P=cs)
+        (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
         (?="(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<sq>[^'\r\n]{0,4096})'
+          |`(?P<bq>[^`\r\n]{0,4096})`
           |\\"(?P<eq>[^"\\\r\n]{0,4096})\\"
           |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<uv>%s)
@@ -3425,6 +3487,25 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
 
 def _named_leads() -> Tuple[str, ...]:
     return tuple(dict.fromkeys(stem[0] for stem in _NAME_STEMS))
+
+
+@functools.lru_cache(maxsize=1)
+def _stem_literals() -> Mapping[str, Tuple[str, ...]]:
+    """Each lead's stems by the literal they start with (token's "ken", DB_PASS's "pass")."""
+    literals: Dict[str, Tuple[str, ...]] = {}
+    for stem in _NAME_STEMS:
+        literal = re.match(r"[a-z_]+", stem).group()    # type: ignore[union-attr]
+        literals[stem[0]] = literals.get(stem[0], ()) + (literal,)
+    return literals
+
+
+def _named_leads_in(low: str) -> Sequence[str]:
+    # A lead's pattern costs 2-3 ms to compile: a short text (a label, a path, a description)
+    # compiles only those whose stem literals it holds.  A long one, as _leads_in.
+    if len(low) >= _SHORT_TEXT:
+        return _leads_in(low, _named_leads())
+    literals = _stem_literals()
+    return [lead for lead in _named_leads() if any(literal in low for literal in literals[lead])]
 
 
 @functools.cache
@@ -3455,7 +3536,10 @@ def _bearer_re() -> re.Pattern[str]:
 def _template_re() -> re.Pattern[str]:
     return re.compile(
         r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}?|\$\(.*|\{\{.*|\{%.*|%[A-Za-z_][A-Za-z0-9_]*%"
-        r"|<[^<>]*>|\[[A-Za-z _-]*\]|@[A-Za-z_]+@", re.S)
+        r"|<[^<>]*>|\[[A-Za-z _-]*\]|@[A-Za-z_]+@"
+        # printf and format-string fields (%s, %(key)s, {}, {0}, {token}) and SQL's ?
+        r"|%[-+ #0]{0,4}[0-9*]{0,3}(?:\.[0-9*]{1,3})?[sdifgeExXrcoab]|%\([A-Za-z_][A-Za-z0-9_]*\)?[a-z]?"
+        r"|\{[A-Za-z0-9_.:!]*\}|\?", re.S)
 
 
 @functools.lru_cache(maxsize=1)
@@ -3510,11 +3594,21 @@ class _NameMemo:
     emptied when it reaches _MEMO_SIZE entries: a text of ever new names gains nothing from a
     memo and must not grow it without bound."""
 
-    __slots__ = ("verdicts", "names")
+    __slots__ = ("verdicts", "names", "last_words")
 
     def __init__(self) -> None:
         self.verdicts: Dict[str, bool] = {}
         self.names: Dict[str, Optional[str]] = {}
+        self.last_words: Dict[str, str] = {}
+
+    def last_word(self, name: str) -> str:
+        """The last of the words of NAME (Authorization, Set-Cookie), memoized like verdicts."""
+        word = self.last_words.get(name)
+        if word is None:
+            if len(self.last_words) >= _MEMO_SIZE:
+                self.last_words.clear()
+            word = self.last_words[name] = _key_words(name)[-1]
+        return word
 
     def verdict(self, key: str) -> bool:
         verdict = self.verdicts.get(key)
@@ -3552,7 +3646,7 @@ def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMe
     by CONTEXT (text[stem - _CONTEXT:name_end], "" near the start) when that decides it."""
     full_start = _name_start(text, stem)
     name = None
-    if full_start == 0 or text[full_start - 1] not in "{$/":     # not ${TOKEN:-x}, not a path
+    if full_start == 0 or text[full_start - 1] not in "{/":      # not ${TOKEN:-x}, not a path
         name = text[full_start:name_end].lstrip("-.")
         if not memo.verdict(name):
             name = None
@@ -3563,21 +3657,98 @@ def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMe
 
 def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Optional[Tuple[int, int]]:
     """Span of the value to redact for one name=value match whose NAME names a credential, or None."""
-    for group in ("dq", "sq", "eq", "uv", "open"):
+    for group in ("dq", "sq", "bq", "eq", "uv", "open"):
         start = m.start(group)
         if start >= 0:
             break
     end = m.end(group)
     value = text[start:end]
+    if group != "uv":
+        scheme = _scheme_re().match(text, start, end)
+        if scheme is not None:                # "Bearer x": the scheme word stays
+            start = scheme.end()
+            value = text[start:end]
+    if m.start("pair") >= 0 and not _pair_holds_secret(text, m, value):
+        return None
     if group == "uv":
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
         spaced_equals = sep.strip() == "=" and sep != "="
-        if m.start("scheme") < 0 and _is_code_reference(value, spaced_equals, ":" in sep, memo):
-            return None
-        if _key_words(name)[-1] in ("cookie", "cookies"):
+        last = memo.last_word(name)
+        if m.start("scheme") < 0:
+            if _is_code_reference(value, spaced_equals, ":" in sep, memo):
+                return None
+            scheme = _scheme_token(text, value, end) if last == "authorization" else None
+            if scheme is not None:
+                return scheme                 # Authorization: <any scheme> <token>
+            if _is_count_or_prose(text, name, value, end, ":" in sep):
+                return None
+        if last in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
     return None if _is_placeholder(value) else (start, end)
+
+
+# Source files: `TokenService.java:88` is a stack frame, not `name: value`.
+_SOURCE_EXTENSIONS = frozenset((
+    "java", "kt", "kts", "scala", "groovy", "py", "pyx", "rb", "go", "rs", "js", "mjs", "cjs",
+    "ts", "tsx", "jsx", "cs", "vb", "fs", "cpp", "cc", "cxx", "c", "h", "hpp", "m", "mm",
+    "swift", "php", "pl", "pm", "ex", "exs", "erl", "clj", "dart", "lua", "sh", "vue",
+))
+
+
+def _is_count_or_prose(text: str, name: str, value: str, end: int, colon: bool) -> bool:
+    """An unquoted number or word that reads as prose or a log line, not a value:
+    `password:  24 bytes`, `auth: user 4821`, `TokenService.java:88`."""
+    if value.isdigit() and name.rpartition(".")[2].lower() in _SOURCE_EXTENSIONS:
+        return True
+    if not (value.isdigit() or (colon and value.isalpha())):
+        return False
+    after = text[end:end + 2]
+    return len(after) == 2 and after[0] in " \t" and after[1] not in " \t\r\n"
+
+
+def _scheme_token(text: str, scheme: str, end: int) -> Optional[Tuple[int, int]]:
+    """`Authorization: <scheme> <token>` for a scheme word the pattern does not know."""
+    if not (scheme.isalpha() and len(scheme) <= 24):
+        return None
+    m = _scheme_token_re().match(text, end)
+    if m is None or _is_placeholder(m.group(1)):
+        return None
+    return m.span(1)
+
+
+@functools.lru_cache(maxsize=1)
+def _scheme_re() -> re.Pattern[str]:
+    return re.compile(r"(?i:%s)[ \t]{1,4}(?=[^\s])" % _SCHEME_WORDS)
+
+
+@functools.lru_cache(maxsize=1)
+def _scheme_token_re() -> re.Pattern[str]:
+    return re.compile(r"[ \t]{1,4}([^\s\"'`,;]{8,4096})")
+
+
+def _looks_secret(value: str) -> bool:
+    """The stricter shape for values given apart from their name (two strings, a flag, a
+    query parameter): no spaces, 8+ characters, letters with digits or mixed case."""
+    if len(value) < 8 or any(c.isspace() for c in value) or _slug_re().fullmatch(value):
+        return False                          # created_at_2024, user-name: words, not a key
+    if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+        return True
+    return len(value) >= 16 and value.lower() != value and value.upper() != value
+
+
+@functools.lru_cache(maxsize=1)
+def _slug_re() -> re.Pattern[str]:
+    return re.compile(r"[a-z]{2,}(?:[_.-][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+")
+
+
+def _pair_holds_secret(text: str, m: re.Match[str], value: str) -> bool:
+    """A name and its value as two strings: `f("TOKEN", "x")`, `key="Password" value="x"`."""
+    pair = m.group("pair")
+    if "\n" in pair or "-" in pair:
+        return True                           # YAML `- name: TOKEN` / `value: x`, prose `token - 'x'`
+    start = _name_start(text, m.start("name"))
+    return start > 0 and text[start - 1] in "\"'" and _looks_secret(value)
 
 
 def _line_end(text: str, start: int) -> int:
@@ -3605,19 +3776,241 @@ def _spaced_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     return None
 
 
+# -- Syntaxes where the name is not right before its value ------------------------
+#
+# Each pass is led by a literal (or gated by a one-character `in`) and judges
+# its name with is_credential_key, like the passes above:
+#   <flyToken>v</flyToken>, <secret>v</secret>       led by "</" (the name is read at the end)
+#   kind: Secret + data: / stringData: blocks        gated by "kind: secret" in the text
+#   sshpass -p v, docker/az login -p v, ldap* -w v,  led by "-"; the command is checked on
+#   sqlcmd -P v, redis-cli -a v                      the line before (across "\" continuations)
+#   openssl -passout pass:v                          led by "-pass"
+#   aws configure set NAME v, npm config set NAME v  led by "config" / "user-secrets"
+#   .netrc machine h login u password v              led by "machine" / "default"
+#   ?sig=v, ?code=v (OAuth callbacks), key=v         led by "sig" / "code=" / "key="
+# Values apart from their name are held to _looks_secret where a bare word
+# would be a false alarm.
+
 @functools.lru_cache(maxsize=1)
-def _ascii_lower_table() -> Mapping[int, int]:
-    return {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+def _element_re() -> re.Pattern[str]:
+    # Only closing tags whose name holds a stem; the opening tag is found again in Python.
+    return re.compile(r"</(?=[a-z0-9_:.-]{0,40}(?:ken|cret|ass|key|pwd|cred|auth)[a-z0-9_:.-]{0,40}>)"
+                      r"(?P<name>[a-z0-9_:.-]{1,84})>")
+
+
+def _element_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans = []
+    for m in _element_re().finditer(low):
+        close = m.start()
+        gt = text.rfind(">", max(0, close - 4096), close)
+        opened = low.rfind("<" + m.group("name"), max(0, gt - 1024), gt)
+        if gt < 0 or opened < 0 or "<" in text[opened + 1:gt] or "<" in text[gt + 1:close]:
+            continue
+        if text[opened + 1 + len(m.group("name"))] not in " \t\r\n>/":
+            continue
+        name = text[m.start("name"):m.end("name")].rpartition(":")[2]
+        value = text[gt + 1:close].strip()
+        if value and is_credential_key(name) and not _is_placeholder(value):
+            start = text.index(value, gt + 1)
+            spans.append((start, start + len(value)))
+    return spans
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_data_re() -> re.Pattern[str]:
+    # A data: / stringData: block of a Kubernetes Secret: every key's value is secret.
+    return re.compile(r"^(?P<indent>[ \t]{0,32})(?:data|stringdata):[ \t]*\r?\n"
+                      r"(?P<block>(?:(?P=indent)[ \t]{1,16}[^\s#][^\r\n]{0,8192}\r?\n?){1,4096})", re.M)
+
+
+_BLOCK_SCALARS = frozenset(("|", ">", "|-", ">-", "|+", ">+"))
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_kind_re() -> re.Pattern[str]:
+    return re.compile(r"kind[\"']?:[ \t]{0,4}[\"']?secret\b")
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_data_item_re() -> re.Pattern[str]:
+    # `key: value` (the value goes), `key: |` / `key:` (nothing yet), or a line of a block scalar
+    # under such a key (the whole line goes).
+    return re.compile(r"^[ \t]{1,48}(?:[^\s:#'\"]{1,253}:(?:[ \t]{1,8}[\"']?"
+                      r"(?P<v>[^\s\"'#][^\"'#\r\n]{0,8191}?)[\"']?)?[ \t\r]*$"
+                      r"|(?P<line>[^\s#][^\r\n]{0,8191}?)[ \t\r]*$)", re.M)
+
+
+def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    if _secret_kind_re().search(low) is None:
+        return []
+    spans = []
+    for block in _secret_data_re().finditer(low):
+        for item in _secret_data_item_re().finditer(text, block.start("block"), block.end("block")):
+            group = "v" if item.start("v") >= 0 else "line"
+            value = item.group(group)
+            if value is not None and value not in _BLOCK_SCALARS and not _is_placeholder(value):
+                spans.append(item.span(group))
+    return spans
+
+
+# The commands whose short flag takes a password (the flag's letter -> the command before it).
+_PASSWORD_FLAG_COMMANDS = {
+    "p": r"\bsshpass\b|\b(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|helm|az|cf|oc)\b"
+         r"[^\r\n]{0,200}\blogin\b|\bmongo(?:sh|dump|restore|export|import)?\b",
+    "w": r"\bldap[a-z]{0,12}\b",
+    "P": r"\b(?:sqlcmd|bcp|osql|isql)\b",
+    "a": r"\bredis-cli\b",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _password_flag_re() -> re.Pattern[str]:
+    # Led by the literal " -" (a flag after a space); openssl's -passin/-passout/-pass pass:SECRET
+    # in the same pass (env:VAR and file:PATH name no secret).
+    return re.compile(r" -(?:(?P<flag>[pwPa])(?:[ \t]{1,4}|=|(?=['\"]))"
+                      r"(?P<v>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\";|&]{0,255})"
+                      r"|pass(?:in|out)?[ \t]{1,4}['\"]?pass:(?P<pass>[^\s'\"]{1,256}))")
+
+
+@functools.cache
+def _flag_command_re(flag: str) -> re.Pattern[str]:
+    return re.compile(_PASSWORD_FLAG_COMMANDS[flag])
+
+
+@functools.lru_cache(maxsize=1)
+def _config_set_re() -> re.Pattern[str]:
+    # aws configure set aws_secret_access_key v; npm config set //host/:_authToken v;
+    # dotnet user-secrets set NAME v.  Led by the literal "set ", the command checked behind it.
+    return re.compile(r"set[ \t](?:(?<=config set.)|(?<=configure set.)|(?<=user-secrets set.))[ \t]{0,3}"
+                      r"(?:--?[a-z-]{1,20}[ \t]{1,4}){0,2}"
+                      r"[\"']?(?P<name>[^\s\"'=]{1,128})[\"']?[ \t]{1,4}"
+                      r"(?P<v>'[^'\r\n]{1,1024}'|\"[^\"\r\n]{1,1024}\"|[^\s'\"$][^\s'\";|&]{0,1023})")
+
+
+def _password_flag_spans(text: str) -> List[Tuple[int, int]]:
+    spans = []
+    for m in _password_flag_re().finditer(text):
+        group = "v" if m.start("v") >= 0 else "pass"
+        value = m.group(group).strip("'\"")
+        if _is_placeholder(value) or value.startswith("$"):
+            continue
+        if group == "pass" or _flag_command_re(m.group("flag")).search(_line_before(text, m.start())):
+            spans.append(m.span(group))
+    return spans
+
+
+def _config_set_spans(text: str) -> List[Tuple[int, int]]:
+    return [m.span("v") for m in _config_set_re().finditer(text)
+            if is_credential_key(m.group("name")) and not _is_placeholder(m.group("v").strip("'\""))]
+
+
+@functools.lru_cache(maxsize=1)
+def _netrc_re() -> re.Pattern[str]:
+    # Led by the literal "password" followed by whitespace; the entry's head is checked behind it.
+    return re.compile(r"password[ \t\r\n]{1,8}(?P<v>[^\s]{1,256})")
+
+
+@functools.lru_cache(maxsize=1)
+def _netrc_head_re() -> re.Pattern[str]:
+    # machine HOST / default, then up to three of login|account|port X, right before "password".
+    return re.compile(r"(?:(?<![a-z0-9_.-])machine[ \t\r\n]{1,8}[^\s]{1,256}|(?<![a-z0-9_.-])default)"
+                      r"(?:[ \t\r\n]{1,8}(?:login|account|port)[ \t\r\n]{1,8}[^\s]{1,256}){0,3}"
+                      r"[ \t\r\n]{1,8}\Z")
+
+
+def _netrc_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans: List[Tuple[int, int]] = []
+    heads = None
+    for m in _netrc_re().finditer(low):
+        if heads is None:         # searched once, at the first "password ": most texts have none,
+            heads = "machine" in low or "default" in low    # and a look behind each costs more
+        if not heads:
+            return spans
+        floor = max(0, m.start() - 400)
+        head = max(low.rfind("machine", floor, m.start()), low.rfind("default", floor, m.start()))
+        if head < 0 or _netrc_head_re().match(low, head, m.start()) is None:
+            continue
+        if (low[head] == "m" or "login" in low[head:m.start()]) \
+                and not _is_placeholder(text[m.start("v"):m.end("v")]):
+            spans.append(m.span("v"))
+    return spans
+
+
+_QUERY_NAMES = (r"sig(?:(?<=[?&;]sig)|nature(?<=[?&;-]signature))=", r"code=(?<=[?&]code=)",
+                r"key=(?<![a-z0-9_.$-]key=)")
+
+
+@functools.cache
+def _query_re(index: int) -> re.Pattern[str]:
+    # ?sig= / &signature= / X-Amz-Signature= / ?code= / key= (bare): one regex each, so that
+    # each starts with its literal.
+    return re.compile(_QUERY_NAMES[index] + r"(?P<v>[^&\s#'\"<>,;)\]}\\]{8,4096})")
+
+
+# `code=` is an authorization code only in an OAuth callback / redirect URL.
+_OAUTH_URL_WORDS = ("callback", "oauth", "redirect", "authorize", "/auth", "login", "signin", "state=")
+
+
+def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans = []
+    for m in (m for index in range(len(_QUERY_NAMES)) for m in _query_re(index).finditer(low)):
+        start, end = m.span("v")
+        value = text[start:end]
+        kind = low[m.start()]
+        if _is_placeholder(value) or value.startswith("$"):
+            continue
+        if kind == "c":
+            url = low[max(0, m.start() - 512):end + 512]
+            if not any(word in url for word in _OAUTH_URL_WORDS):
+                continue
+        if kind != "s" and not _looks_secret(value):
+            continue                          # key=created_at, code=200: no secret
+        spans.append((start, end))
+    return spans
+
+
+def _syntax_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    # On a long text, gates are one-character `in` tests only (a memchr): a search for a longer
+    # literal costs about as much as the pass it would spare.  A short one (a label, a path)
+    # is searched for each pass's literal, so that it compiles no pattern it cannot match.
+    short = len(text) < _SHORT_TEXT
+    spans = _element_spans(text, low) if ("</" in text if short else "<" in text) else []
+    if ":" in text and (not short or "kind" in low):
+        spans.extend(_secret_data_spans(text, low))
+    if "-" in text and (not short or " -" in text):
+        spans.extend(_password_flag_spans(text))
+    if not short or "set" in text:
+        spans.extend(_config_set_spans(text))
+    if not short or "password" in low:
+        spans.extend(_netrc_spans(text, low))
+    if "=" in text and (not short or "sig" in low or "code=" in low or "key=" in low):
+        spans.extend(_query_spans(text, low))
+    return spans
 
 
 def _lowered(text: str) -> str:
-    low = text.lower()
-    if len(low) == len(text) and "\u212a" not in text:
-        return low
-    # Rare: some non-ASCII letters change length when lowered, and the
-    # Kelvin sign becomes "k"; lower only ASCII so positions line up with
-    # the original text and [a-z] on the copy means [A-Za-z] on the text.
-    return text.translate(_ascii_lower_table())
+    """TEXT with ASCII letters lowered, every other character at its place, so positions line up
+    with the original text and [a-z] on the copy means [A-Za-z] on the text."""
+    if text.isascii():
+        return text.lower()
+    # str.lower() is ~8x slower on a text with one non-ASCII character (an em dash), and some
+    # letters change length or become ASCII (the Kelvin sign becomes "k").  So ASCII chunks are
+    # lowered as they are, and the others as UTF-16 code units by bytes.lower(), which lowers
+    # only ASCII bytes: no unit of another character becomes ASCII, a space or a surrogate.
+    pieces = []
+    for start in range(0, len(text), _LOWER_CHUNK):
+        chunk = text[start:start + _LOWER_CHUNK]
+        if chunk.isascii():
+            pieces.append(chunk.lower())
+            continue
+        low = chunk.encode("utf-16-le", "surrogatepass").lower().decode("utf-16-le", "surrogatepass")
+        if len(low) != len(chunk):    # two lone surrogates that decode as one pair
+            low = "".join(c.lower() if c.isascii() else c for c in chunk)
+        pieces.append(low)
+    return "".join(pieces)
+
+
+_LOWER_CHUNK = 16384
 
 
 def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
@@ -3649,9 +4042,10 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
     low = _lowered(text)
     spans = []
     memo = _NameMemo()
-    # A name's value follows a separator (= : => :=); a flag's a dash; a bare token "bearer".
-    if "=" in text or ":" in text:
-        for lead in _leads_in(low, _named_leads()):
+    # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
+    # bare token "bearer".
+    if "=" in text or ":" in text or '"' in text or "'" in text:
+        for lead in _named_leads_in(low):
             pattern = _named_lead_re(lead)
             pos = 0
             while pos >= 0:
@@ -3665,6 +4059,7 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
             span = _spaced_span(text, m)
             if span is not None:
                 spans.append(span)
+    spans.extend(_syntax_spans(text, low))
     return spans
 
 
@@ -3681,18 +4076,37 @@ def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
     return merged
 
 
-def redact_credentials(text: str) -> str:
-    """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
+# -- Repeated values -------------------------------------------------------------
+#
+# A value judged a secret once (under a name, after a flag) is a secret wherever it recurs: a
+# later copy with no name around it goes too, in the same text and (through FOUND, what
+# redact_second_look reads off the first step: removed values, summarized credential fields)
+# in every other string of the same payload (redact_repeated).  Only values of _REPEAT_MIN_CHARS or more are looked
+# for (a short value would take ordinary words with it), and at most _REPEAT_MAX distinct ones
+# per text or payload: each costs one substring search of the text, so the work stays linear.
+# Prefixed tokens need no search: their copies have the same shape.
+_REPEAT_MIN_CHARS = 8
+_REPEAT_MAX = 16
 
-    Everything else is kept byte-for-byte; template references ($VAR,
-    ${VAR}, {{ x }}, <your-token>) and masked values (***, xxxx, REDACTED)
-    are kept too.
-    """
-    if not isinstance(text, str) or len(text) < 8:
-        return text
-    spans = _prefixed_spans(text) + _named_spans(text)
-    if not spans:
-        return text
+
+def _copies(text: str, values: Sequence[str], known: Any = ()) -> List[Tuple[int, int]]:
+    """Every occurrence of VALUES in TEXT, but those starting at a KNOWN span start."""
+    spans = []
+    for value in values:
+        start = text.find(value)
+        while start >= 0:
+            if start not in known:
+                spans.append((start, start + len(value)))
+            start = text.find(value, start + len(value))
+    return spans
+
+
+def _repeatable(text: str, spans: Sequence[Tuple[int, int]]) -> List[str]:
+    values = dict.fromkeys(text[start:end] for start, end in spans if end - start >= _REPEAT_MIN_CHARS)
+    return list(values)[:_REPEAT_MAX]
+
+
+def _replace_spans(text: str, spans: Sequence[Tuple[int, int]]) -> str:
     pieces = []
     last = 0
     for start, end in _merge(spans):
@@ -3701,6 +4115,129 @@ def redact_credentials(text: str) -> str:
         last = end
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def redact_credentials(text: str) -> str:
+    """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
+
+    Everything else is kept byte-for-byte; template references ($VAR,
+    ${VAR}, {{ x }}, <your-token>) and masked values (***, xxxx, REDACTED)
+    are kept too.  A value found under a name is redacted wherever else it
+    occurs in TEXT.
+    """
+    if not isinstance(text, str) or len(text) < 8:
+        return text
+    spans = _credential_spans(text)
+    return _replace_spans(text, spans) if spans else text
+
+
+def _credential_spans(text: str) -> List[Tuple[int, int]]:
+    named = _named_spans(text)
+    spans = _prefixed_spans(text) + named
+    if named:
+        spans.extend(_copies(text, _repeatable(text, named), {start for start, _ in named}))
+    return spans
+
+
+# An argv is short: longer lists of strings (search results, file lists) are not read twice.
+_ARGV_MAX_ITEMS = 1024
+_ARGV_MAX_CHARS = 65536
+
+
+def redact_argv(items: List[Any], found: Dict[str, None]) -> List[Any]:
+    """ITEMS, a list of strings such as an argv, read as one command line: the secrets it shows
+    (`["sshpass", "-p", "x"]`, `["curl", "-u", "bob:x"]`) redacted in their items.  Any other
+    list is returned as it is."""
+    if not 2 <= len(items) <= _ARGV_MAX_ITEMS or not all(isinstance(item, str) for item in items):
+        return items
+    line = " ".join(items)
+    spans = _merge(_credential_spans(line)) if 8 <= len(line) <= _ARGV_MAX_CHARS else []
+    if not spans:
+        return items
+    redacted = []
+    start = 0
+    for item in items:
+        end = start + len(item)
+        inside = [(max(a, start) - start, min(b, end) - start) for a, b in spans if a < end and b > start]
+        for a, b in inside:
+            _note_secret(found, item[a:b])
+        redacted.append(_replace_spans(item, inside) if inside else item)
+        start = end + 1
+    return redacted
+
+
+def _note_secret(found: Dict[str, None], value: object) -> None:
+    if isinstance(value, str) and len(value.strip()) >= _REPEAT_MIN_CHARS and not _is_placeholder(value):
+        found[value.strip()] = None
+
+
+def redact_second_look(bodies: Dict[str, Any], originals: Mapping[str, Any]) -> Dict[str, Any]:
+    """The second step of redacted mode over one payload: BODIES (redact_request's and
+    redact_result's output) beside ORIGINALS (the same keys, as the event holds them).  A list of
+    strings is read as one command line (redact_argv), and every secret the first step removed
+    or summarized is redacted wherever else it occurs in the payload (redact_repeated).  It
+    reads what the first step removed from the two trees, so no text is scanned twice."""
+    found: Dict[str, None] = {}
+    looked = _second_look(bodies, dict((key, originals.get(key)) for key in bodies), found)
+    return redact_repeated(looked, found)
+
+
+def _second_look(redacted: Any, original: Any, found: Dict[str, None]) -> Any:
+    if isinstance(original, str):
+        if isinstance(redacted, dict) and redacted.get("kind") == "credential":
+            _note_secret(found, original)             # summarized under a credential name
+        elif isinstance(redacted, str) and redacted != original:
+            for secret in _removed(original, redacted):
+                _note_secret(found, secret)
+        return redacted
+    if isinstance(original, dict) and isinstance(redacted, dict) and len(original) == len(redacted):
+        # redact_tree keeps the key order (a key it redacted into another's text aside).
+        return {key: _second_look(item, before, found)
+                for (key, item), before in zip(redacted.items(), original.values())}
+    if isinstance(original, list) and isinstance(redacted, list) and len(original) == len(redacted):
+        argv = redact_argv(original, found)
+        return [_second_look(redact_credentials(line) if line is not before and isinstance(item, str)
+                             else item, before, found)
+                for item, before, line in zip(redacted, original, argv)]
+    return redacted
+
+
+def _removed(original: str, redacted: str) -> List[str]:
+    """The substrings of ORIGINAL that REDACTED shows as markers.  Merged spans never touch, so
+    the text between two markers is not empty; a secret that holds the text after it is cut
+    short (its start still goes)."""
+    pieces = redacted.split(REDACTION_MARKER)
+    if len(pieces) < 2 or not original.startswith(pieces[0]) or not original.endswith(pieces[-1]):
+        return []
+    secrets = []
+    start = len(pieces[0])
+    for piece in pieces[1:-1]:
+        end = original.find(piece, start + 1)
+        if end < 0:
+            return secrets
+        secrets.append(original[start:end])
+        start = end + len(piece)
+    secrets.append(original[start:len(original) - len(pieces[-1])])
+    return secrets
+
+
+def redact_repeated(value: Any, found: Mapping[str, None]) -> Any:
+    """VALUE (a redacted JSON value) with every copy of a FOUND secret redacted as well."""
+    if not found:
+        return value
+    secrets = sorted(found, key=len, reverse=True)[:_REPEAT_MAX]
+    return _redact_copies(value, secrets)
+
+
+def _redact_copies(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        spans = _copies(value, secrets) if len(value) >= _REPEAT_MIN_CHARS else ()
+        return _replace_spans(value, spans) if spans else value
+    if isinstance(value, dict):
+        return {_redact_copies(key, secrets): _redact_copies(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_copies(item, secrets) for item in value]
+    return value
 
 
 @functools.lru_cache(maxsize=1)
@@ -3877,7 +4414,8 @@ def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
     bodies = {"request": redact_request(event.request, event.phase)}
     if event.result is not None:
         bodies["result"] = redact_result(event.result)
-    return bodies
+    # issue 14: argv lists read as one command line, a secret found anywhere redacted everywhere.
+    return redact_second_look(bodies, {"request": event.request, "result": event.result})
 
 
 def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[str, str]]:

@@ -1,4 +1,5 @@
-"""Generate the redaction corpus: secrets_positive.jsonl, secrets_negative.jsonl.
+"""Generate the redaction corpus: secrets_positive.jsonl, secrets_negative.jsonl,
+secret_key_names.jsonl.
 
 Every credential is RANDOM, in the published shape of its format (fixed seed,
 so the output is deterministic); no real key and no documentation example key
@@ -9,6 +10,12 @@ import json
 import os
 import random
 import string
+import sys
+
+# Vendor tokens come from the shapes of magihook's own rule table (magihook.token_rules(); the
+# installed package, else the checkout this file sits in): regenerate after changing the table.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir))
+import magihook  # noqa: E402
 
 SEED = 20250526
 UPPER = string.ascii_uppercase
@@ -343,6 +350,269 @@ def positives(g):
     return out
 
 
+# ---- issue 14: syntaxes, names apart from values, command lines, HTTP and URL forms --------------
+# Each template holds {s} (the secret) and maybe {name} / {NAME} / {Name} (a credential name) or
+# {vendor}.  Every positive row names its category in "format".
+
+SYNTAX_NAMES = ["api_key", "apiKey", "auth_token", "client_secret", "password", "db_password",
+                "access_token", "secret_key", "private_key", "signing_secret", "refresh_token",
+                "session_token", "webhook_secret", "encryption_key", "passphrase"]
+VENDORS = ["mailgun", "sendgrid", "twilio", "mapbox", "algolia", "pusher", "datadog", "sentry",
+           "pagerduty", "intercom", "zendesk", "hubspot", "okta", "auth0", "plaid", "coinbase",
+           "cloudflare", "fastly", "netlify", "vercel", "contentful", "shopify", "stripe", "codecov",
+           "snyk", "launchdarkly", "mixpanel", "segmentio", "airtable", "notion", "dropbox", "zoom"]
+SYNTAX_TEMPLATES = {
+    "go_typed": ['var {name} string = "{s}"', 'const {name} string = "{s}"', '\tvar {Name} string = "{s}"\n'],
+    "go_walrus": ['{name} := "{s}"', '{name} := `{s}`', 'cfg.{Name} = `{s}`'],
+    "make_assign": ["{NAME} ?= {s}", "{NAME} ::= {s}", "{NAME} :::= {s}", "{NAME} := {s}",
+                    "export {NAME} ?= {s}\nall:\n\t./run"],
+    "php_assign": ['${name} .= "{s}";', "$config['{name}'] = '{s}';", "define('{NAME}', '{s}');",
+                   "$this->{name} = \"{s}\";"],
+    "java": ['String {name} = "{s}";', 'private static final String {NAME} = "{s}";',
+             'System.setProperty("{NAME}", "{s}");', 'props.setProperty("{name}", "{s}");'],
+    "kotlin_ts_rust": ['val {name}: String = "{s}"', 'const {name}: string = "{s}";',
+                       'let {name}: &str = "{s}";', "let {name}: &'static str = \"{s}\";"],
+    "python": ['{name} = "{s}"', 'os.environ["{NAME}"] = "{s}"', "settings.{name} = '{s}'",
+               'client = Client({name}="{s}")'],
+    "js": ["const {name} = '{s}';", 'process.env.{NAME} = "{s}";', 'headers.set("{name}", "{s}");',
+           'axios.defaults.headers.common["{name}"] = "{s}";'],
+    "header_call": ['req.Header.Set("X-Api-Key", "{s}")', 'conn.setRequestProperty("x-auth-token", "{s}");',
+                    'req.Header.Add("Authorization", "Bearer {s}")', 'session.headers.update({{"X-API-Key": "{s}"}})'],
+    "yaml": ["{name}: {s}", '{name}: "{s}"', "env:\n  - name: {NAME}\n    value: {s}\n",
+             'spec:\n  env:\n  - name: {NAME}\n    value: "{s}"'],
+    "toml": ['{name} = "{s}"', "[auth]\n{name} = '{s}'\nretries = 3"],
+    "xml_pair": ['<add key="{Name}" value="{s}"/>', "<add key='{NAME}' value='{s}' />",
+                 '<setting name="{name}" value="{s}"/>'],
+    "xml_element": ["<{name}>{s}</{name}>", "<credentials>\n  <{name}>{s}</{name}>\n</credentials>",
+                    "<flyToken>{s}</flyToken>", "<secret>{s}</secret>", "<apiKey>{s}</apiKey>"],
+    "dotenv": ["{NAME}={s}", '{NAME}="{s}"', "# prod\n{NAME}='{s}'\nDEBUG=0"],
+    "json_pair": ['{{"name": "{NAME}", "value": "{s}"}}', '[{{"name":"{NAME}","value":"{s}"}}]'],
+}
+CLI_TEMPLATES = [
+    "sshpass -p {s} ssh deploy@10.0.0.7", "sshpass -p '{s}' scp a.tgz host:/tmp",
+    "docker login -u bot -p {s} registry.example.test", "podman login --username ci -p \"{s}\" quay.io",
+    "az login -u admin@example.test -p {s}", "az login --service-principal -u app -p {s} --tenant t",
+    "ldapsearch -x -H ldap://dc -D cn=admin,dc=x -w {s} -b dc=x", "ldapmodify -D cn=root -w '{s}' -f a.ldif",
+    "sqlcmd -S db.internal -U sa -P {s} -Q \"SELECT 1\"", "bcp dbo.t out t.dat -S db -U sa -P {s}",
+    "openssl pkcs12 -export -in c.pem -out c.p12 -passout pass:{s}",
+    "openssl rsa -in key.pem -passin pass:{s} -out plain.pem", "openssl enc -aes-256-cbc -pass pass:{s} -in a",
+    "aws configure set aws_secret_access_key {s}", "aws configure set aws_session_token {s} --profile ci",
+    "npm config set //registry.npmjs.org/:_authToken {s}", "yarn config set npmAuthToken {s}",
+    "dotnet user-secrets set \"Api:ClientSecret\" \"{s}\"",
+    "curl -sS -X POST \\\n  -u admin:{s} \\\n  https://ci.example.test/api",
+    "curl \\\n  --user deploy:{s} \\\n  -d @a.json https://x.example.test",
+    "redis-cli -h cache -a {s} ping", "mongosh --username root -p {s} admin",
+]
+NETRC_TEMPLATES = [
+    "machine api.example.test login bob password {s}",
+    "machine git.example.test\n  login ci\n  password {s}\n",
+    "default login anonymous password {s}",
+    "machine a.test login u password {s}\nmachine b.test login v password x{s}",
+]
+HTTP_TEMPLATES = {
+    "authorization_basic": ["Authorization: Basic {b}", 'curl -H "Authorization: Basic {b}" https://x.test'],
+    "authorization_ssws": ["Authorization: SSWS {s}", "authorization: SSWS {s}\naccept: application/json"],
+    "authorization_other": ["Authorization: Token token={s}", "Authorization: GenieKey {s}",
+                            "Authorization: Splunk {s}", "Authorization: sso-key {s}"],
+    "api_key_header": ["X-Api-Key: {s}", "x-auth-token: {s}", "X-Vault-Token: {s}"],
+}
+URL_TEMPLATES = {
+    "url_sig": ["https://acct.blob.core.windows.net/c/b.txt?sv=2021-08-06&se=2030-01-01&sr=b&sp=r&sig={s}",
+                "https://storage.googleapis.com/b/o?X-Goog-Signature={s}&X-Goog-Date=20250101",
+                "https://bucket.s3.amazonaws.com/k?X-Amz-Expires=300&X-Amz-Signature={s}"],
+    "url_oauth_code": ["GET /oauth/callback?code={s}&state=xyz HTTP/1.1",
+                       "https://app.example.test/auth/redirect?state=abc&code={s}",
+                       "http://localhost:8080/login/callback?code={s}"],
+    "url_key": ["https://maps.example.test/api/geocode?address=x&key={s}",
+                "GET /v1/data?key={s}&format=json 200"],
+    "url_access_token": ["https://graph.example.test/me?access_token={s}",
+                         "wss://stream.example.test/ws?token={s}&v=2",
+                         "https://x.test/export?api_key={s}"],
+}
+LOG_TEMPLATES = {
+    "log_bare_key": ["2025-01-02T03:04:05Z INFO request Key={s} status=200", "Key={s}"],
+    "sessionid": ["Cookie: sessionid={s}", "sessionid={s}; path=/", "PHPSESSID={s}"],
+    "smtppass": ["smtppass={s}", "SMTPPASS={s}", "mail.smtppass = {s}"],
+    "free_text": ["{vendor} token - '{s}'", "here is the {vendor} token - \"{s}\""],
+}
+VENDOR_TEMPLATES = ["{vendor}Key = \"{s}\"", "{vendor}_key: {s}", "{VENDOR}_KEY={s}",
+                    "{VENDOR}_API_KEY={s}", "{vendor}_token = '{s}'", "{VENDOR}_SECRET={s}",
+                    "config.{vendor}Key = \"{s}\";"]
+
+
+def _fill(tmpl, g, secret, name=None, vendor=None):
+    name = name or g.choice(SYNTAX_NAMES)
+    vendor = vendor or g.choice(VENDORS)
+    upper = "".join("_" + c if c.isupper() else c for c in name).upper().strip("_").replace("-", "_")
+    return tmpl.format(s=secret, name=name, NAME=upper, Name=name[0].upper() + name[1:],
+                       vendor=vendor, VENDOR=vendor.upper(), b=secret)
+
+
+def _random_secret(g):
+    return g.choice([g.password(), g.mixed(ALNUM, g.rng.randint(20, 40)),
+                     g.mixed(URLSAFE, g.rng.randint(24, 48)), g.mixed(HEX, 32)])
+
+
+def syntax_positives(g):
+    out = []
+
+    def add(fmt, text, secret):
+        assert secret in text, (fmt, text, secret)
+        out.append({"format": fmt, "text": text, "secret": secret})
+
+    for fmt, templates in SYNTAX_TEMPLATES.items():
+        for tmpl in templates:
+            for _ in range(4):
+                secret = g.mixed(ALNUM, g.rng.randint(16, 40))
+                add(fmt, _fill(tmpl, g, secret), secret)
+    for _ in range(4):
+        for tmpl in CLI_TEMPLATES:
+            secret = g.mixed(ALNUM, g.rng.randint(12, 28))
+            add("command_line", _fill(tmpl, g, secret), secret)
+    for _ in range(4):
+        for tmpl in NETRC_TEMPLATES:
+            secret = g.mixed(ALNUM, g.rng.randint(12, 28))
+            add("netrc", _fill(tmpl, g, secret), secret)
+    for _ in range(4):
+        for fmt, templates in HTTP_TEMPLATES.items():
+            for tmpl in templates:
+                secret = g.mixed(URLSAFE, g.rng.randint(24, 40))
+                if fmt == "authorization_basic":
+                    secret = base64.b64encode(("%s:%s" % (g.s(LOWER, 6), g.password())).encode()).decode()
+                add(fmt, _fill(tmpl, g, secret), secret)
+        for fmt, templates in URL_TEMPLATES.items():
+            for tmpl in templates:
+                secret = g.mixed(URLSAFE, g.rng.randint(24, 44))
+                add(fmt, _fill(tmpl, g, secret), secret)
+        for fmt, templates in LOG_TEMPLATES.items():
+            for tmpl in templates:
+                secret = g.mixed(ALNUM, g.rng.randint(16, 32))
+                add(fmt, _fill(tmpl, g, secret), secret)
+    for vendor in VENDORS:
+        for tmpl in g.rng.sample(VENDOR_TEMPLATES, 3):
+            secret = g.mixed(ALNUM, g.rng.randint(20, 40))
+            add("vendor_name_only", _fill(tmpl, g, secret, vendor=vendor), secret)
+    for _ in range(8):
+        secret = base64.b64encode(g.password().encode()).decode()
+        text = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\ntype: Opaque\ndata:\n"
+                "  %s: %s\n  username: %s\n" % (g.s(LOWER, 6), g.choice(["password", "tls.key", "token", "config"]),
+                                                secret, base64.b64encode(g.s(LOWER, 5).encode()).decode()))
+        add("kubernetes_secret_data", text, secret)
+    for _ in range(4):
+        secret = g.password(16)
+        add("kubernetes_secret_data", "kind: Secret\nstringData:\n  db-url: %s\n" % secret, secret)
+    # Repeated values: caught under a name, the later unnamed copy goes too.
+    for tmpl in ["export API_TOKEN={s}\necho 'deploying with {s}'",
+                 '{{"password": "{s}", "note": "rotated from {s} yesterday"}}',
+                 "DB_PASSWORD={s} ./migrate\nlog: connected as app/{s}",
+                 "client_secret: {s}\n# same as {s} in staging"]:
+        for _ in range(3):
+            secret = g.mixed(ALNUM, 24)
+            text = tmpl.format(s=secret)
+            out.append({"format": "repeated_value", "text": text, "secret": secret})
+    return out
+
+
+def syntax_negatives(g):
+    out = []
+
+    def add(kind, text):
+        out.append({"kind": kind, "text": text})
+
+    for _ in range(3):
+        n = g.choice(SYNTAX_NAMES)
+        for t in ["{n}: ${{{{ needs.vault.outputs.{n} }}}}", '{n} = "%s"', "{n}=%({n})s", '{n}: "{{}}"',
+                  "{n} = '{{0}}'", "{n}: <b>hidden</b>", '{n} = "{{{{ .Values.{n} }}}}"', "{n}: %s",
+                  '{n} := os.Getenv("{N}")', "var {n} string", '{n} := r.Header.Get("X-Api-Key")',
+                  "${n} .= $salt;", "{N} ?= $(shell cat .secret)", '<{n}>${{env.{N}}}</{n}>',
+                  'os.getenv("{N}", "")', 'getattr(settings, "{N}", None)', '("{n}", "email")',
+                  "{N} ::= $({N})", "<{n}>{{{{ {n} }}}}</{n}>", '{n}: "${{{N}}}"']:
+            add("template_or_code", t.format(n=n, N=n.upper()))
+    for _ in range(20):
+        n = g.choice(["password", "token", "secret", "api_key", "passphrase"])
+        add("count_after_name", g.choice(["{n}:  {d} bytes", "{n}: {d} chars", "{n} = {d} characters long",
+                                          "{n}: {d} remaining"]).format(n=n, d=g.rng.randint(1, 512)))
+    classes = ["TokenService", "PasswordEncoder", "SecretManager", "AuthFilter", "KeyStoreLoader",
+               "ApiKeyResolver", "CredentialStore", "TokenRefresher"]
+    for _ in range(30):
+        c = g.choice(classes)
+        add("stack_frame", "\tat com.%s.%s.%s(%s.%s:%d)" % (g.s(LOWER, 5), c, g.choice(["run", "load", "get"]), c,
+                                                            g.choice(["java", "kt", "scala"]), g.rng.randint(1, 999)))
+    for _ in range(20):
+        add("log_word", g.choice(["auth: user {d}", "auth: ok for {w} {d}", "token: expired at {d}",
+                                  "password: changed by {w} {d}", "auth: session {d} closed"]).format(
+            d=g.rng.randint(1, 99999), w=g.s(LOWER, 6)))
+    for _ in range(4):
+        for t in ["ssh -p {p} deploy@host", "docker run -p {p}:80 nginx", "mkdir -p build/{w}",
+                  "openssl req -new -passout env:KEY_PASS -out a.csr", "aws configure set region us-east-{d}",
+                  "npm config set registry https://registry.example.test/", 'curl -u "$USER:$TOKEN" https://x',
+                  "ldapsearch -x -W -D cn=admin", "sshpass -e ssh host", "redis-cli -a $REDIS_PASSWORD ping",
+                  "sqlcmd -S db -E -Q \"select 1\"", "pg_dump -p {p} app", "git push -u origin {w}",
+                  "tar -p -xf a.tgz", "ps -p {p} -o pid=", "docker login -u bot --password-stdin"]:
+            add("command_line", t.format(p=g.rng.randint(1000, 9999), w=g.s(LOWER, 6), d=g.rng.randint(1, 2)))
+    for _ in range(4):
+        for t in ["https://shop.example.test/items?code=SKU{d}", "https://x.test/search?key=created_at&sort=asc",
+                  "https://maps.example.test/api?key=YOUR_API_KEY", "https://x.test/api?signal=strong{d}",
+                  "https://x.test/p?design=flat&code=200", "GET /v1/items?key=name&order=desc",
+                  "https://x.test/redirect?code=&state=abc", "http://localhost:3000/?code={w}"]:
+            add("url", t.format(d=g.rng.randint(1000, 99999999), w=g.s(LOWER, 5)))
+    for _ in range(4):
+        for t in ['<add key="Timeout" value="{d}"/>', "<secretName>db-{w}</secretName>",
+                  "<token-count>{d}</token-count>", "<passwordPolicy>strict</passwordPolicy>",
+                  '<add key="ApiKeyHeader" value="X-Api-Key"/>', "<secret></secret>",
+                  "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n  workers: \"{d}\"",
+                  "kind: Secret\ndata:\n  password: ${{DB_PASSWORD}}\n",
+                  "machine api.example.test login bob", "the default login is admin",
+                  'req.Header.Set("Content-Type", "application/json")',
+                  'System.setProperty("java.awt.headless", "true");', 'props.put("password", "")',
+                  'headers.set("x-api-key", apiKey);', 'String token = request.getHeader("X-Token");']:
+            add("markup_or_call", t.format(d=g.rng.randint(1, 999), w=g.s(LOWER, 6)))
+    for _ in range(30):
+        add("random_id", g.choice(["request_id={h}", "trace: {h}", "etag: \"{h}\"", "build {h} passed",
+                                   "{{\"id\": \"{h}\", \"key_count\": 3}}"]).format(h=g.s(HEX, g.choice([16, 32, 40]))))
+    return out
+
+
+# Rules whose example is more than the token (a command line or a URL around it) are walked by
+# tests/test_redaction_rules.py instead.
+FRAMED_RULES = {"mysql-password-flag", "curl-auth-user", "azure-sas-signature"}
+
+
+def vendor_tokens(g):
+    """Two tokens of every plain rule of the table in ordinary surroundings; every near miss."""
+    pos, neg = [], []
+    for rule in magihook.token_rules():
+        if rule.id not in FRAMED_RULES and not rule.context and not rule.keep_prefix:
+            for ctx in g.rng.sample(SHAPE_CONTEXTS, 2):
+                token = magihook.token_example(rule, g.rng)
+                pos.append({"format": "vendor:" + rule.id, "text": ctx.format(s=token), "secret": token})
+        neg.append({"kind": "near_miss:" + rule.id, "text": rule.near_miss})
+    return pos, neg
+
+
+KEY_CREDENTIAL = ["api_key", "apiKey", "API_KEY", "x-api-key", "client_secret", "clientSecret", "password",
+                  "db_password", "DB_PASS", "smtppass", "sessionid", "PHPSESSID", "auth_token", "access_token",
+                  "refresh_token", "secret", "private_key", "signing_key", "passphrase", "Authorization",
+                  "Cookie", "aws_secret_access_key", "connection_string", "webhook_secret", "oauth_token"]
+KEY_NEUTRAL = ["max_tokens", "token_count", "tokenizer", "author", "keyboard", "session_id", "sort_key",
+               "primary_key", "public_key", "key_count", "token_type", "password_file", "secret_name",
+               "secretKeyRef", "input_tokens", "auth_method", "client_id", "name", "id", "path", "url",
+               "cache_key", "partition_key", "foreign_key", "idempotency_key", "hotkey", "monkey",
+               "password_min_length", "token_limit", "keyId", "key_name", "bypass", "compass", "passenger"]
+
+
+def key_names(g):
+    rows = [{"key": k, "credential": True} for k in KEY_CREDENTIAL]
+    rows += [{"key": k, "credential": False} for k in KEY_NEUTRAL]
+    for vendor in VENDORS:
+        for suffix in ("Key", "_key", "_api_key", "_token", "_secret", "ApiKey"):
+            rows.append({"key": vendor + suffix, "credential": True})
+        for suffix in ("_url", "_region", "_timeout", "_enabled", "_key_id", "_user", "Name"):
+            rows.append({"key": vendor + suffix, "credential": False})
+    return rows
+
+
+
 def negatives(g):
     out = []
 
@@ -455,12 +725,19 @@ def main():
     g = Gen(SEED)
     pos = positives(g)
     neg = negatives(g)
-    for name, rows in (("secrets_positive.jsonl", pos), ("secrets_negative.jsonl", neg)):
+    pos += syntax_positives(g)
+    neg += syntax_negatives(g)
+    vendor_pos, vendor_neg = vendor_tokens(g)
+    pos += vendor_pos
+    neg += vendor_neg
+    keys = key_names(g)
+    for name, rows in (("secrets_positive.jsonl", pos), ("secrets_negative.jsonl", neg),
+                       ("secret_key_names.jsonl", keys)):
         with open(os.path.join(here, name), "w", encoding="utf-8", newline="\n") as f:
             for row in rows:
                 f.write(json.dumps(row, sort_keys=True) + "\n")
-    print("positives: %d (%d formats), negatives: %d"
-          % (len(pos), len({r["format"] for r in pos}), len(neg)))
+    print("positives: %d (%d formats), negatives: %d, key names: %d"
+          % (len(pos), len({r["format"] for r in pos}), len(neg), len(keys)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,286 @@
+"""Issue 14: the syntaxes of the named family, values apart from their names, command lines,
+HTTP and URL forms, key names, look-alikes kept, repeated values, and the corpus figures."""
+import json
+import os
+import sys
+import time
+
+import pytest
+from conftest import run_cli, write_script, write_settings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import magihook  # noqa: E402
+
+MARKER = "<redacted:credential>"
+S = "Zq8rT2wLp0vX4nB6"
+
+
+def _load(name):
+    with open(os.path.join(HERE, "data", name), encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+POSITIVES = _load("secrets_positive.jsonl")
+NEGATIVES = _load("secrets_negative.jsonl")
+KEY_NAMES = _load("secret_key_names.jsonl")
+
+
+# ---- the corpus figures (criterion 3) ------------------------------------------------
+
+def test_corpus_size_and_categories():
+    assert len(POSITIVES) >= 600
+    assert len(NEGATIVES) >= 400
+    formats = {p["format"] for p in POSITIVES}
+    for category in ("go_typed", "go_walrus", "make_assign", "php_assign", "java", "header_call",
+                     "xml_pair", "xml_element", "kubernetes_secret_data", "command_line", "netrc",
+                     "authorization_basic", "authorization_ssws", "url_sig", "url_oauth_code",
+                     "url_key", "url_access_token", "log_bare_key", "sessionid", "smtppass",
+                     "free_text", "vendor_name_only", "repeated_value", "yaml", "toml", "dotenv"):
+        assert category in formats
+
+
+def test_corpus_recall_is_total():
+    missed = [p for p in POSITIVES if p["secret"] in magihook.redact_credentials(p["text"])]
+    print("recall: %d/%d" % (len(POSITIVES) - len(missed), len(POSITIVES)))
+    assert missed == []
+
+
+def test_corpus_look_alikes_are_kept():
+    touched = [n for n in NEGATIVES if magihook.redact_credentials(n["text"]) != n["text"]]
+    print("look-alikes kept: %d/%d" % (len(NEGATIVES) - len(touched), len(NEGATIVES)))
+    assert len(touched) <= len(NEGATIVES) // 100
+    assert touched == []          # the exact count today
+
+
+def test_corpus_key_names():
+    wrong = [k for k in KEY_NAMES if magihook.is_credential_key(k["key"]) is not k["credential"]]
+    print("key names: %d/%d" % (len(KEY_NAMES) - len(wrong), len(KEY_NAMES)))
+    assert len(wrong) <= len(KEY_NAMES) // 100
+    assert wrong == []
+
+
+# ---- each syntax: the exact output -------------------------------------------------
+
+REDACTED = [
+    ('var token string = "%s"' % S, 'var token string = "%s"' % MARKER),
+    ("token := `%s`" % S, "token := `%s`" % MARKER),
+    ("API_TOKEN ?= %s" % S, "API_TOKEN ?= %s" % MARKER),
+    ("API_TOKEN ::= %s" % S, "API_TOKEN ::= %s" % MARKER),
+    ("API_TOKEN :::= %s" % S, "API_TOKEN :::= %s" % MARKER),
+    ('$password .= "%s";' % S, '$password .= "%s";' % MARKER),
+    ("$config['api_key'] = '%s';" % S, "$config['api_key'] = '%s';" % MARKER),
+    ("let token: &str = \"%s\";" % S, "let token: &str = \"%s\";" % MARKER),
+    ('System.setProperty("CODECOV_TOKEN", "%s");' % S, 'System.setProperty("CODECOV_TOKEN", "%s");' % MARKER),
+    ('req.Header.Set("x-api-key", "%s")' % S, 'req.Header.Set("x-api-key", "%s")' % MARKER),
+    ('req.Header.Add("Authorization", "Bearer %s")' % S,
+     'req.Header.Add("Authorization", "Bearer %s")' % MARKER),
+    ('<add key="Password" value="%s"/>' % S, '<add key="Password" value="%s"/>' % MARKER),
+    ("<flyToken>%s</flyToken>" % S, "<flyToken>%s</flyToken>" % MARKER),
+    ("<secret>%s</secret>" % S, "<secret>%s</secret>" % MARKER),
+    ("kind: Secret\ndata:\n  tls.key: %s\n  user: YWRtaW4=\n" % S,
+     "kind: Secret\ndata:\n  tls.key: %s\n  user: %s\n" % (MARKER, MARKER)),
+    ("kind: Secret\nstringData:\n  app.conf: |\n    %s\n    user = %s\n  note: a b%s\n" % (S, S, S),
+     "kind: Secret\nstringData:\n  app.conf: |\n    %s\n    %s\n  note: %s\n" % (MARKER, MARKER, MARKER)),
+    ("- name: API_KEY\n  value: %s" % S, "- name: API_KEY\n  value: %s" % MARKER),
+    ("sshpass -p '%s' ssh host" % S, "sshpass -p %s ssh host" % MARKER),
+    ("docker login -u bob -p %s reg.test" % S, "docker login -u bob -p %s reg.test" % MARKER),
+    ("az login -u a@b.test -p %s" % S, "az login -u a@b.test -p %s" % MARKER),
+    ("ldapsearch -x -D cn=a -w %s -b dc=x" % S, "ldapsearch -x -D cn=a -w %s -b dc=x" % MARKER),
+    ("sqlcmd -S db -U sa -P %s -Q x" % S, "sqlcmd -S db -U sa -P %s -Q x" % MARKER),
+    ("openssl rsa -passout pass:%s -out a" % S, "openssl rsa -passout pass:%s -out a" % MARKER),
+    ("aws configure set aws_secret_access_key %s" % S,
+     "aws configure set aws_secret_access_key %s" % MARKER),
+    ("curl -X POST \\\n  -u admin:%s \\\n  https://x.test" % S,
+     "curl -X POST \\\n  -u admin:%s \\\n  https://x.test" % MARKER),
+    ("machine h.test\n  login bob\n  password %s\n" % S, "machine h.test\n  login bob\n  password %s\n" % MARKER),
+    ("Authorization: SSWS %s" % S, "Authorization: SSWS %s" % MARKER),
+    ("Authorization: Custom %s" % S, "Authorization: Custom %s" % MARKER),
+    ("https://a.blob.core.windows.net/c?sv=1&sig=%s%%3D" % S, "https://a.blob.core.windows.net/c?sv=1&sig=%s" % MARKER),
+    ("GET /oauth/callback?code=%s&state=x" % S, "GET /oauth/callback?code=%s&state=x" % MARKER),
+    ("https://maps.test/api?key=%s&q=x" % S, "https://maps.test/api?key=%s&q=x" % MARKER),
+    ("INFO Key=%s status=200" % S, "INFO Key=%s status=200" % MARKER),
+    ('mailgunKey = "%s"' % S, 'mailgunKey = "%s"' % MARKER),
+    ("sessionid=%s" % S, "sessionid=%s" % MARKER),
+    ("smtppass=%s" % S, "smtppass=%s" % MARKER),
+    ("mailgun token - '%s'" % S, "mailgun token - '%s'" % MARKER),
+    ("export API_KEY=%s\necho using %s" % (S, S), "export API_KEY=%s\necho using %s" % (MARKER, MARKER)),
+]
+
+
+@pytest.mark.parametrize("text, expected", REDACTED, ids=[t[:24] for t, _ in REDACTED])
+def test_syntax_is_redacted_exactly(text, expected):
+    assert magihook.redact_credentials(text) == expected
+
+
+KEPT = [
+    "token: ${{ needs.vault.outputs.x }}", 'password = "%s"', "password: %s", "api_key=%(key)s",
+    'token = "{}"', "password: <b>x</b>", "password:  24 bytes", "auth: user 4821",
+    "\tat com.acme.TokenService.login(TokenService.java:88)", 'os.getenv("API_KEY", "")',
+    '("password", "username")', 'headers.set("x-api-key", apiKey);', "ssh -p 2222 host",
+    "docker run -p 8080:80 nginx", "openssl req -passout env:PASS", "aws configure set region eu-west-1",
+    "https://x.test/items?code=SKU12345678", "https://x.test/search?key=created_at",
+    "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n", "<secretName>db-creds</secretName>",
+    "machine h.test login bob", '<add key="Timeout" value="30"/>', "sshpass -e ssh host",
+    "headers = { Authorization: `Bearer ${apiKey}` };", "redis-cli -a $REDIS_PASSWORD ping",
+    '{"token_type": "bearer", "password_policy": "strict"}', "password password password x",
+    "the default password is long", 'fields = ("api_key", "created_at_2024")',
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_look_alike_is_kept(text):
+    assert magihook.redact_credentials(text) == text
+
+
+@pytest.mark.parametrize("key, verdict", [
+    ("mailgunKey", True), ("mailgun_key", True), ("auth0Key", True), ("sessionid", True),
+    ("smtppass", True), ("session_id", False), ("bypass", False), ("sort_key", False),
+    ("cache_key", False), ("mailgun_url", False),
+])
+def test_key_names(key, verdict):
+    assert magihook.is_credential_key(key) is verdict
+
+
+def test_lowered_keeps_positions_and_lowers_only_ascii():
+    for text in ("A\u212aB\u0130x", "Tok\u2014EN", "Z\U0001F600A", "X\ud800\udc00Y", "\ud800\udc00"):
+        low = magihook._lowered(text)
+        assert len(low) == len(text)
+        assert [c for c in low if c.isascii()] == [c.lower() for c in text if c.isascii()]
+        assert [a == b for a, b in zip(low, text) if not a.isascii()] == [True] * sum(
+            not c.isascii() for c in text)
+
+
+def _cpu(function, text, repeat=5):
+    best = None
+    for _ in range(repeat):
+        start = time.process_time()
+        function(text)
+        spent = time.process_time() - start
+        best = spent if best is None else min(best, spent)
+    return best
+
+
+def test_non_ascii_text_is_lowered_about_as_fast_as_ascii():
+    # CPU time ratio, not a wall clock: one em dash made str.lower() about 7x slower (the named
+    # family runs on the lowered copy); lowering only ASCII keeps it within about 2x.
+    base = "export TOKEN_COUNT=5 path=/srv/x user=bob keyboard author session tokens\n" * 28000
+    dashed = base.replace("user", "us\u2014r", 1)
+    assert _cpu(magihook._lowered, dashed) < 4 * _cpu(magihook._lowered, base) + 0.002
+    assert _cpu(magihook.redact_credentials, dashed) < 1.5 * _cpu(magihook.redact_credentials, base) + 0.01
+
+
+def test_repeated_values_stay_linear():
+    # Many distinct named secrets: the copy search is bounded (_REPEAT_MAX), so 4x the text costs
+    # about 4x, not 16x.
+    line = "api_key=%s other text and more words here\n"
+    small = "".join(line % ("k%07dZq8rT2wLp" % i) for i in range(4000))
+    big = "".join(line % ("k%07dZq8rT2wLp" % i) for i in range(16000))
+
+    def cost(text):
+        start = time.process_time()
+        magihook.redact_credentials(text)
+        return time.process_time() - start
+
+    assert cost(big) < 8 * cost(small) + 0.05
+
+
+def test_a_short_text_compiles_only_the_passes_it_can_match():
+    # A fresh process: the patterns are compiled on first use, 2-3 ms each.
+    import subprocess
+    code = ("import magihook as m\n"
+            "m.redact_credentials('Run the tests: pytest -q --maxfail=1 (src/app)')\n"
+            "print(m._named_lead_re.cache_info().currsize, m._config_set_re.cache_info().currsize,"
+            " m._netrc_re.cache_info().currsize)\n"
+            "m.redact_credentials('login: DB_PASSWORD=x1y2z3w4v5')\n"
+            "print(m._named_lead_re.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    assert out[0] == "0 0 0"
+    assert out[1] == "1"          # the "p" lead only (pass)
+
+
+MIB = 1024 * 1024
+# 1 MiB of each syntax's lead, repeated: the passes stay linear (CPU time, generous bound).
+ADVERSARIAL = {
+    "close_tags": "</password>", "elements": "<password>x1y2z3w4</password>", "dash_p": " -p ",
+    "sshpass": "sshpass -p x ", "config_set": "config set ", "password_ws": "password ",
+    "netrc": "machine a login b password c ", "sig": "?sig=", "code": "?code=", "key_eq": "key=",
+    "comma_pairs": '"token", ', "backticks": "token := `", "typed": "token string = ",
+    "value_lines": "api_key\n value: ", "xml_pairs": '<add key="password" value="',
+    "dollar_pass": "$password .= ", "auth_scheme": "Authorization: Custom ",
+    "k8s_lines": "kind: Secret\ndata:\n" + "  a: b1c2d3e4\n" * 64,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_syntax_input_stays_linear(name):
+    unit = ADVERSARIAL[name]
+    text = unit * (MIB // len(unit))
+    start = time.process_time()
+    magihook.redact_credentials(text)
+    assert time.process_time() - start < 3.0
+
+
+# ---- repeated values across one payload (the hook sees none of them) --------------------
+
+CAPTURE = "#!/bin/sh\ncat > stdin.json\n"
+
+
+def test_a_secret_found_anywhere_is_redacted_everywhere_in_the_payload(project):
+    write_script(project, "cap.sh", CAPTURE)
+    config = write_settings(project, {"enabled": True, "after_tool": [
+        {"label": "cap", "command": "./cap.sh", "payload": "redacted"}]})
+    named, summarized, flagged = "Hx83kdLq0PzW", "s3cr3tValue9981", "pgS3cretPass77"
+    event = {"tool": {"name": "bash", "call_id": "c"},
+             "request": {"command": "ls", "description": "export API_TOKEN=%s" % named,
+                         "env": [{"name": "DB_PASSWORD", "value": summarized}],
+                         "argv": ["psql", "--password", flagged]},
+             "result": {"tool_name": "bash", "success": True, "content": "x",
+                        "metadata": {"note": "copies: %s %s %s" % (named, summarized, flagged),
+                                     "nested": [{"deep": "again " + named}]}}}
+    result = run_cli("run", "--phase", "after_tool", "--config", str(config), event=event, cwd=project)
+    assert result.returncode == 0
+    received = (project / "stdin.json").read_text()
+    for secret in (named, summarized, flagged):
+        assert secret not in received
+    payload = json.loads(received)
+    assert payload["result"]["metadata"]["note"] == "copies: %s %s %s" % (MARKER, MARKER, MARKER)
+    assert payload["result"]["metadata"]["nested"] == [{"deep": "again " + MARKER}]
+    assert payload["request"]["description"] == "export API_TOKEN=" + MARKER
+
+
+def test_short_values_are_not_searched_elsewhere(project):
+    # A 5-character password would take ordinary words with it: only its own place is redacted.
+    original = {"password": "hello", "note": "hello world", "pin": "--pin 8421 and 8421"}
+    bodies = magihook.redact_second_look({"request": magihook.redact_tree(original)},
+                                         {"request": original})
+    assert bodies["request"]["note"] == "hello world"
+    assert bodies["request"]["password"]["kind"] == "credential"
+
+
+def test_what_the_first_step_removed_is_read_off_the_two_texts():
+    assert magihook._removed("a token=%s b" % S, "a token=%s b" % MARKER) == [S]
+    assert magihook._removed("x=%s;y=%s." % (S, S + "2"), "x=%s;y=%s." % (MARKER, MARKER)) == [S, S + "2"]
+    assert magihook._removed("no marker", "no marker") == []
+    assert magihook._removed("kept %s" % MARKER, "kept %s" % MARKER) == [MARKER]   # a placeholder: not noted
+
+
+def test_argv_lists_are_read_as_one_command_line(project):
+    write_script(project, "cap.sh", CAPTURE)
+    config = write_settings(project, {"enabled": True, "before_tool": [
+        {"label": "cap", "command": "./cap.sh", "payload": "redacted"}]})
+    event = {"tool": {"name": "bash", "call_id": "c"},
+             "request": {"command": "x", "argv": ["sshpass", "-p", S, "ssh", "host"],
+                         "curl": ["curl", "-u", "admin:" + S + "1", "https://x.test"],
+                         "openssl": ["openssl", "rsa", "-passout", "pass:" + S + "2"],
+                         "psql": ["psql", "--password", "pg-s3cret", "--user", "bob"],
+                         "paths": ["src/a.py", "src/b.py"]}}
+    result = run_cli("run", "--phase", "before_tool", "--config", str(config), event=event, cwd=project)
+    assert result.returncode == 0
+    request = json.loads((project / "stdin.json").read_text())["request"]
+    assert request["argv"] == ["sshpass", "-p", MARKER, "ssh", "host"]
+    assert request["curl"] == ["curl", "-u", "admin:" + MARKER, "https://x.test"]
+    assert request["openssl"] == ["openssl", "rsa", "-passout", "pass:" + MARKER]
+    assert request["psql"][2] == {"redacted": True, "kind": "credential", "bytes": 9}
+    assert request["paths"] == ["src/a.py", "src/b.py"]
