@@ -1222,16 +1222,16 @@ def trust_file_path(env: Mapping[str, str]) -> str:
     return os.path.join(home_folder(env), SETTINGS_FOLDER, TRUST_FILE_NAME)
 
 
-def file_digest(path: str) -> str:
-    """`sha256:<hex>` of a file's bytes (SettingsError when it cannot be read)."""
+def settings_digest(raw: bytes) -> str:
+    """`sha256:<hex>` of a settings file's bytes: what trust records and checks."""
     import hashlib
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(SETTINGS_MAX_BYTES + 1)
-    except OSError as exc:
-        raise SettingsError("%s: cannot read settings file (%s)" % (path, _errno_name(exc))) from None
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def file_digest(path: str) -> str:
+    """The digest of a settings file as it is now (SettingsError when it cannot be read)."""
+    return settings_digest(_read_settings_bytes(path))
 
 
 def read_trust(env: Mapping[str, str]) -> Dict[str, str]:
@@ -1281,16 +1281,17 @@ def write_trust(env: Mapping[str, str], trusted: Mapping[str, str]) -> None:
         raise SettingsError("%s: cannot write the trust file (%s)" % (path, _errno_name(exc))) from None
 
 
-def trust_problem(path: str, env: Mapping[str, str]) -> Optional[str]:
+def trust_problem(path: str, env: Mapping[str, str], digest: Optional[str] = None) -> Optional[str]:
     """Why a project settings file may not run its hooks (a predicate: "is not trusted"), or
-    None when the user trusted it as it is now."""
+    None when the user trusted it as it is now.  `digest`: of the bytes the caller read and
+    parsed (so the file checked is the file used), else of the file read again."""
     try:
-        digest = read_trust(env).get(os.path.realpath(path))
+        trusted = read_trust(env).get(os.path.realpath(path))
     except SettingsError:
         return "cannot be checked (the trust file cannot be read)"
-    if digest is None:
+    if trusted is None:
         return "is not trusted"
-    if digest != file_digest(path):
+    if trusted != (file_digest(path) if digest is None else digest):
         return "changed since it was trusted"
     return None
 
@@ -1322,7 +1323,11 @@ _LONG_DIGITS = re.compile(r"(?<![0-9_])[0-9_]{%d}" % (EVENT_MAX_INT_DIGITS + 1))
 
 def read_settings_document(path: str) -> Dict[str, Any]:
     """Parse a settings file (JSON, or TOML by its `.toml` suffix) into a dict."""
-    raw = _read_settings_bytes(path)
+    return parse_settings_bytes(path, _read_settings_bytes(path))
+
+
+def parse_settings_bytes(path: str, raw: bytes) -> Dict[str, Any]:
+    """A settings file's bytes (as read from PATH) parsed into a dict."""
     if len(raw) > SETTINGS_MAX_BYTES:
         raise SettingsError(
             "%s: settings file is larger than %d bytes" % (path, SETTINGS_MAX_BYTES))
@@ -1576,28 +1581,14 @@ def load_settings(
 
 
 def _load_found(path: str, found_by: Optional[str], env: Mapping[str, str], engine: str) -> Settings:
+    raw = _read_settings_bytes(path)
+    settings = settings_from_document(parse_settings_bytes(path, raw), path, found_by, engine)
     if is_project_file(found_by):
-        _check_readable_kind(path)
-    settings = settings_from_document(read_settings_document(path), path, found_by, engine)
-    if is_project_file(found_by):
-        problem = trust_problem(path, env)
+        # The bytes parsed are the bytes checked: the file may change between two reads.
+        problem = trust_problem(path, env, settings_digest(raw))
         if problem is not None:
             settings = replace_fields(settings, untrusted=problem)
     return settings
-
-
-def _check_readable_kind(path: str) -> None:
-    """A project file comes with a folder anyone may have made (a cloned repository): a FIFO
-    or a device there would hang the read, so only a regular file (or a folder, which the
-    reader reports) is read."""
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return  # the reader says why
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise SettingsError("%s: settings path is not a regular file" % path)
 
 
 def settings_document(settings: Settings) -> Dict[str, Any]:
@@ -8700,8 +8691,6 @@ def cli_validate(options: Mapping[str, Any], out: Output) -> int:
     if path is None:
         raise SettingsError("no settings file found (looked at --config, $MAGIHOOK_CONFIG, "
                             ".magi-code/ here and in the folders above, and ~/.magi-code/)")
-    if is_project_file(found_by):
-        _check_readable_kind(path)
     document = read_settings_document(path)
     settings = settings_from_document(document, path, found_by, _best_engine())
     problem = preflight_problem(settings)
@@ -8932,9 +8921,9 @@ def cli_trust(options: Mapping[str, Any], out: Output) -> int:
             raise UsageError("no .magi-code/settings.json or .toml here or in a folder above "
                              "(below the home folder): name the file to trust")
         path = found[0]
-    _check_readable_kind(path)
-    settings_from_document(read_settings_document(path), path, None, _best_engine())
-    out.text("trusted: %s (%s)" % (os.path.realpath(path), trust_settings_file(path, env)))
+    raw = _read_settings_bytes(path)  # what is validated is what is trusted
+    settings_from_document(parse_settings_bytes(path, raw), path, None, _best_engine())
+    out.text("trusted: %s (%s)" % (os.path.realpath(path), trust_settings_file(path, env, raw)))
     return 0
 
 
@@ -8948,9 +8937,10 @@ def _settings_file_in(path: str) -> str:
     return path
 
 
-def trust_settings_file(path: str, env: Mapping[str, str]) -> str:
-    """Record a settings file as trusted as it is now; returns its digest."""
-    digest = file_digest(path)
+def trust_settings_file(path: str, env: Mapping[str, str], raw: Optional[bytes] = None) -> str:
+    """Record a settings file as trusted as it is now (or as RAW, the bytes the caller read
+    and validated); returns its digest."""
+    digest = file_digest(path) if raw is None else settings_digest(raw)
     with TrustLock(env):
         trusted = read_trust(env)
         trusted[os.path.realpath(path)] = digest

@@ -75,12 +75,14 @@ def test_hostile_file_is_exit_2_with_a_located_message(tmp_path, name, text, mes
 
 
 def test_strings_and_comments_that_look_hostile_are_fine(tmp_path):
-    # Brackets, dots and digits inside strings and comments are not structure.
-    hooks = {"enabled": True, "before_tool": [{"command": "./a.sh " + "[{." * 100 + DIGITS}]}
+    # Brackets, dots and digits inside strings and comments are not structure.  (In a label:
+    # validate rejects a command holding `{`, which preflight always rejects.)
+    hooks = {"enabled": True, "before_tool": [{"command": "./a.sh", "label": "[{." * 100 + DIGITS}]}
     path = write(tmp_path / "settings.json", json.dumps({"hooks": hooks, "other": ["[" * 100]}))
-    assert run_cli("validate", "--config", path).returncode == 0
-    toml = ('# %s %s\n[hooks]\nenabled = true\n[[hooks.before_tool]]\ncommand = """x%s\n"""\n'
-            "label = 'a.%s'\n" % ("[" * 100, DIGITS, "{" * 100, "." * 100))
+    result = run_cli("validate", "--config", path)
+    assert (result.returncode, result.stderr) == (0, "")
+    toml = ('# %s %s\n[hooks]\nenabled = true\n[[hooks.before_tool]]\ncommand = "./a.sh"\n'
+            'label = """x%s\n"""\n[other]\nnote = \'a.%s\'\n' % ("[" * 100, DIGITS, "{" * 100, "." * 100))
     result = run_cli("validate", "--config", write(tmp_path / "settings.toml", toml))
     assert (result.returncode, result.stderr) == (0, "")
 
