@@ -1,0 +1,157 @@
+"""Every command block of README.md, docs/ and bench/README.md runs as shown.
+
+A fenced ``sh`` block is run with bash, in document order, in one scratch folder per document
+that holds a copy of examples/ (so `cd examples` works) and an empty HOME; `magihook` on PATH is
+this checkout's module.  Each block must exit 0.  A block that starts with ``#!`` is a hook
+script: it is written to the path its second line names and run as a hook.  Install commands
+are not run here (they need the network and a fresh venv): `.ci/run` runs each of them, and this
+test pins that the README's are exactly those.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "README.md"]
+INSTALL_BLOCKS = {
+    "python3 -m venv ~/.venvs/magihook && ~/.venvs/magihook/bin/pip install .",
+    "pipx install .",
+}
+FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```", re.M | re.S)  # also fences inside list items
+
+
+def sh_blocks(path: Path):
+    text = path.read_text()
+    for match in FENCE.finditer(text):
+        if match.group(2) == "sh":
+            yield text[:match.start()].count("\n") + 1, textwrap.dedent(match.group(3))
+
+
+def first_screen_commands():
+    """The two indented commands of the README's first screen."""
+    head = (ROOT / "README.md").read_text().split("\n## ", 1)[0]
+    return [line.strip() for line in head.splitlines() if line.startswith("    ") and line.strip()]
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    """A scratch folder with examples/ and a `magihook` command that runs this checkout."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    launcher = bin_dir / "magihook"
+    launcher.write_text('#!/bin/sh\nexec "%s" "%s" "$@"\n' % (sys.executable, ROOT / "magihook.py"))
+    launcher.chmod(0o755)
+    env = dict(os.environ, HOME=str(tmp_path / "home"), PATH="%s:%s" % (bin_dir, os.environ["PATH"]))
+    env.pop("MAGIHOOK_CONFIG", None)
+    (tmp_path / "home").mkdir(exist_ok=True)  # conftest may have made it (and emptied HOME)
+    work = tmp_path / "work"
+    shutil.copytree(tmp_path / "examples", work / "examples")
+    return work, env
+
+
+def run_block(block: str, cwd: Path, env: dict, errexit: bool = True) -> subprocess.CompletedProcess:
+    """A doc block runs under `bash -e`; a command typed at a prompt runs without -e, as there."""
+    argv = ["bash", "-e", "-c", block] if errexit else ["bash", "-c", block]
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_readme_first_screen_is_the_two_commands_ci_runs():
+    install, tests = first_screen_commands()
+    assert install.startswith("pip install . && (cd examples && magihook run --phase before_tool")
+    assert tests == "pip install -e '.[test]' && python -m pytest -q"
+    assert tests in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_first_command_blocks_the_example_and_leaves_you_at_the_root(sandbox):
+    work, env = sandbox
+    command = first_screen_commands()[0].split(" && ", 1)[1] + "; pwd"
+    done = run_block(command, work, env, errexit=False)
+    lines = done.stdout.splitlines()
+    assert json.loads(lines[0])["verdict"] == "block"
+    assert lines[1:] == ["exit 3", str(work)]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_sh_block_runs_as_shown(document, sandbox):
+    work, env = sandbox
+    ran = 0
+    for line, block in sh_blocks(document):
+        if block.strip() in INSTALL_BLOCKS:
+            continue
+        if block.startswith("#!"):
+            run_hook_script(block, work, env)
+        else:
+            done = run_block(block, work, env)
+            assert done.returncode == 0, "%s:%d exit %d\n%s%s" % (
+                document.name, line, done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+        ran += 1
+    if document == ROOT / "README.md":
+        assert ran >= 5
+
+
+def run_hook_script(block: str, work: Path, env: dict) -> None:
+    """A hook script shown in the docs, named on its second line, blocks and passes as it says."""
+    name = block.splitlines()[1].lstrip("# ").strip()
+    script = work / name
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(block)
+    script.chmod(0o755)
+    settings = work / "script-settings.json"
+    settings.write_text(json.dumps({"hooks": {"enabled": True, "before_tool": [{
+        "label": "doc-script", "command": "./" + name, "payload": "full",
+        "failure_policy": "block", "include_tools": ["bash"]}]}}))
+    verdicts = {}
+    for command in ("git push --force origin main", "ls -la"):
+        event = json.dumps({"tool": {"name": "bash", "call_id": "c"}, "request": {"command": command}})
+        done = subprocess.run(["magihook", "run", "--phase", "before_tool", "--config", str(settings)],
+                              input=event, cwd=work, env=env, capture_output=True, text=True, timeout=60)
+        verdicts[command] = json.loads(done.stdout)["verdict"]
+    assert verdicts == {"git push --force origin main": "block", "ls -la": "continue"}
+
+
+def test_install_blocks_are_the_ones_ci_runs():
+    shown = {block.strip() for document in DOCUMENTS for _, block in sh_blocks(document)
+             if "pip install" in block or "pipx install" in block}
+    assert shown <= INSTALL_BLOCKS
+    ci = (ROOT / ".ci" / "run").read_text()
+    for block in INSTALL_BLOCKS:
+        assert "'%s'" % block in ci
+
+
+def settings_blocks(path: Path):
+    """The ```json blocks of a document that are magihook settings (hooks under a phase)."""
+    text = path.read_text()
+    for match in FENCE.finditer(text):
+        if match.group(2) != "json":
+            continue
+        try:
+            data = json.loads(textwrap.dedent(match.group(3)))
+        except ValueError:
+            continue  # JSON Lines, or an abridged example
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        if isinstance(hooks, dict) and {"before_tool", "after_tool", "after_assistant",
+                                        "after_reasoning"} & set(hooks):
+            yield text[:match.start()].count("\n") + 1, match.group(3)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_settings_example_is_valid_and_runs_its_hooks(document, sandbox):
+    """A settings example validates with no note: it is not inert (hooks.enabled) as shown."""
+    work, env = sandbox
+    for line, block in settings_blocks(document):
+        example = work / "example-settings.json"
+        example.write_text(block)
+        done = subprocess.run(["magihook", "validate", str(example)], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stderr) == (0, ""), "%s:%d %s" % (document.name, line, done.stderr)
