@@ -48,6 +48,15 @@ def isolated_env(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def tmpdir_env(tmp_path):
+    """magihook's environment with TMPDIR on a fresh folder that must be empty afterwards."""
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    yield dict(os.environ, TMPDIR=str(folder))
+    assert sorted(os.listdir(folder)) == []
+
+
+@pytest.fixture
 def project(tmp_path):
     """A project folder to run hooks in."""
     path = tmp_path / "project"

@@ -35,15 +35,6 @@ def hook(command, **fields):
     return dict({"label": "h", "command": command, "payload": "full"}, **fields)
 
 
-@pytest.fixture
-def tmpdir_env(tmp_path):
-    """magihook's environment with TMPDIR on a fresh folder that must be empty afterwards."""
-    folder = tmp_path / "tmpdir"
-    folder.mkdir()
-    yield dict(os.environ, TMPDIR=str(folder))
-    assert sorted(os.listdir(folder)) == []
-
-
 def hostile(project, body, name="hostile.sh"):
     write_script(project, name, RECORD_PGID + body)
     return "./" + name

@@ -1240,14 +1240,7 @@ def test_import_refuses_a_scripts_folder_preflight_would_reject(project):
 
 # A guard written once against magihook's tools: a secret-like path, or a credential in what a
 # write or an edit would put in a file (write's content, hash_edit's patch).
-WRITE_GUARD = r"""#!/usr/bin/env bash
-set -euo pipefail
-payload=$(cat)
-path=$(printf '%s' "$payload" | jq -r '.request.path // ""')
-text=$(printf '%s' "$payload" | jq -r '(.request.content // "") + (.request.input // "")')
-case "$path" in *.key|*.pem|.env|*/.env) exit 10 ;; esac
-if printf '%s' "$text" | grep -Eq 'sk-[A-Za-z0-9_-]{16,}'; then exit 11; fi
-"""
+WRITE_GUARD = (Path(__file__).resolve().parent / "interop_scripts" / "write_guard.sh").read_text()
 
 
 @pytest.mark.parametrize("tool,tool_input", [

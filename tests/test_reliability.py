@@ -20,14 +20,6 @@ from test_hostile import PROMPT, SPILLED
 import magihook
 
 
-@pytest.fixture
-def tmpdir_env(tmp_path):
-    folder = tmp_path / "tmpdir"
-    folder.mkdir()
-    yield dict(os.environ, TMPDIR=str(folder))
-    assert sorted(os.listdir(folder)) == []
-
-
 def alive(pid):
     """Whether pid runs (a zombie, killed and waiting for its reaper, does not)."""
     try:

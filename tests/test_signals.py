@@ -29,14 +29,6 @@ BLOCK = RECORD_PGID + "echo > marker-$1\nsleep 1000 &\nsleep 1000\n"
 QUICK = RECORD_PGID + "echo > marker-$1\nexit 0\n"
 
 
-@pytest.fixture
-def tmpdir_env(tmp_path):
-    folder = tmp_path / "tmpdir"
-    folder.mkdir()
-    yield dict(os.environ, TMPDIR=str(folder))
-    assert sorted(os.listdir(folder)) == []
-
-
 def caught_signals(pid):
     """The signals the process has handlers for (SigCgt of /proc/PID/status)."""
     try:
