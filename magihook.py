@@ -3164,14 +3164,19 @@ def _leads_in(text: str, leads: Sequence[str]) -> Sequence[str]:
     return [lead for lead in leads if (len(lead) > 1 and not searched) or lead in text]
 
 
-@functools.lru_cache(maxsize=1)
-def _mysql_context_re() -> re.Pattern[str]:
-    return re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b")
+# The command words of the mysql -p and curl -u rules: a literal each holds, and the rest of
+# the word.  Each regex starts with its literal (a word boundary first would make the engine try
+# every position of the line) and is searched only in a line that holds the literal.
+_CONTEXT_WORDS = {
+    "mysql": (("mysql", "(?:dump|admin|import|sh)?"), ("mariadb", "(?:-dump)?")),
+    "curl": (("curl", ""), ("wget", ""), ("http", "s?"), ("xh", "")),
+}
 
 
-@functools.lru_cache(maxsize=1)
-def _curl_context_re() -> re.Pattern[str]:
-    return re.compile(r"\b(?:curl|wget|http|https|xh)\b")
+@functools.cache
+def _context_word_re(literal: str, rest: str) -> re.Pattern[str]:
+    # literal(?<!\wliteral) is \bliteral: no word character before it, or the line starts there.
+    return re.compile(r"%s(?<!\w%s)%s\b" % (literal, literal, rest))
 
 
 def _line_before(text: str, pos: int, limit: int = 400) -> str:
@@ -3287,13 +3292,37 @@ def _userinfo_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     return (start + colon + 1, end)
 
 
-def _secret_group_span(text: str, m: re.Match[str], rule: TokenRule) -> Optional[Tuple[int, int]]:
+def _in_context(text: str, pos: int, rule: TokenRule, seen: Dict[str, List[int]]) -> bool:
+    """Whether the logical line before POS holds the command of RULE's context.  SEEN (one per
+    text) keeps per context whether TEXT holds its literals at all (1 MiB of " -passout pass:"
+    is 65,536 matches of mysql's -p) and the last command word found inside a line: a later
+    match whose line holds it needs no search (the word's boundaries are inside both lines)."""
+    state = seen.get(rule.context)
+    if state is None:
+        held = any(literal in text for literal, _ in _CONTEXT_WORDS[rule.context])
+        state = seen[rule.context] = [int(held), -1, -1]
+    if not state[0]:
+        return False
+    line = _line_before(text, pos)
+    floor = pos - len(line)
+    if floor < state[1] and state[2] <= pos:
+        return True
+    for literal, rest in _CONTEXT_WORDS[rule.context]:
+        found = _context_word_re(literal, rest).search(line) if literal in line else None
+        if found is not None:
+            if found.start() > 0:
+                state[1], state[2] = floor + found.start(), floor + found.end()
+            return True
+    return False
+
+
+def _secret_group_span(text: str, m: re.Match[str], rule: TokenRule,
+                       seen: Dict[str, List[int]]) -> Optional[Tuple[int, int]]:
     """mysql -p and curl -u: only the password goes, and only after the command."""
+    if not _in_context(text, m.start(), rule, seen):
+        return None
     start, end = m.span("s_" + _rule_tag(rule))
     secret = text[start:end]
-    context = _mysql_context_re() if rule.context == "mysql" else _curl_context_re()
-    if not context.search(_line_before(text, m.start())):
-        return None
     return None if _is_placeholder(secret.strip("'\"")) else (start, end)
 
 
@@ -3318,12 +3347,13 @@ def _sas_span(text: str, percent: int, end: int) -> Optional[Tuple[int, int]]:
     return start, end
 
 
-def _accept_prefixed(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
-    """Span to redact for one prefixed match, or None to keep the text."""
+def _accept_prefixed(text: str, m: re.Match[str],
+                     seen: Optional[Dict[str, List[int]]] = None) -> Optional[Tuple[int, int]]:
+    """Span to redact for one prefixed match, or None to keep the text (SEEN: see _in_context)."""
     rule = _rules_by_tag()[(m.lastgroup or "")[2:]]
     end = m.end()
     if rule.context in ("mysql", "curl"):
-        return _secret_group_span(text, m, rule)
+        return _secret_group_span(text, m, rule, {} if seen is None else seen)
     if rule.context == "telegram":
         return _digits_span(text, m.start(), end, 6)
     if rule.context == "facebook":
@@ -3379,10 +3409,11 @@ def _alphabet_chars(alphabet: str) -> str:
 
 def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
     spans = []
+    seen: Dict[str, List[int]] = {}
     for lead in _leads_in(text, _prefixed_leads()):
         pattern = _lead_pattern(text, lead)
         for m in pattern.finditer(text) if pattern is not None else ():
-            span = _accept_prefixed(text, m)
+            span = _accept_prefixed(text, m, seen)
             if span is not None:
                 spans.append(span)
     for m in _userinfo_re().finditer(text):
@@ -3759,12 +3790,12 @@ def _line_end(text: str, start: int) -> int:
     return end
 
 
-def _spaced_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
+def _spaced_span(text: str, m: re.Match[str], memo: _NameMemo) -> Optional[Tuple[int, int]]:
     if "bearer" in m.re.groupindex:
         start, end = m.span("bearer")
         value = text[start:end]
         return (start, end) if _looks_random(value) and not _is_placeholder(value) else None
-    if not is_credential_key(text[m.start("flag"):m.end("flag")]):
+    if not memo.verdict(text[m.start("flag"):m.end("flag")]):    # flags recur: --password, -p
         return None
     for group in ("dq", "sq", "uv"):
         if m.start(group) >= 0:
@@ -4056,7 +4087,7 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
         spaced.append(_bearer_re)
     for make_pattern in spaced:
         for m in make_pattern().finditer(low):
-            span = _spaced_span(text, m)
+            span = _spaced_span(text, m, memo)
             if span is not None:
                 spans.append(span)
     spans.extend(_syntax_spans(text, low))
