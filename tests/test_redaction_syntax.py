@@ -200,6 +200,22 @@ def test_a_short_text_compiles_only_the_passes_it_can_match():
     assert out[1] == "1"          # the "p" lead only (pass)
 
 
+def test_a_short_text_with_a_stem_but_no_name_compiles_no_name_pattern():
+    # "key", "token", "auth" in a command line or a path with no separator after the name: the
+    # lead's pattern (~3-5 ms to compile) cannot match it, so it is not compiled.
+    import subprocess
+    code = ("import magihook as m\n"
+            "for text in ('ls -la /srv/build && echo key: done', 'grep -rn get_token src/auth/',"
+            " 'cat ~/.ssh/known_hosts | grep secretive'):\n"
+            "    assert m.redact_credentials(text) == text\n"
+            "print(m._named_lead_re.cache_info().currsize)\n"
+            "print(m.redact_credentials('echo done; export API_TOKEN=x1y2z3w4v5'))\n"
+            "print(m._named_lead_re.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    assert out[:3] == ["0", "echo done; export API_TOKEN=<redacted:credential>", "1"]
+
+
 MIB = 1024 * 1024
 # 1 MiB of each syntax's lead, repeated: the passes stay linear (CPU time, generous bound).
 ADVERSARIAL = {
