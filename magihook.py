@@ -4001,9 +4001,18 @@ def _query_re(index: int) -> re.Pattern[str]:
 _OAUTH_URL_WORDS = ("callback", "oauth", "redirect", "authorize", "/auth", "login", "signin", "state=")
 
 
+def _query_gates(low: str) -> Tuple[bool, ...]:
+    # What each _QUERY_NAMES regex needs before its name: "?", "&" or ";" (or "-signature"),
+    # "?" or "&", nothing.  One-character `in` tests are memchr: a text without them (env, code,
+    # YAML) is spared the passes.
+    query = "?" in low or "&" in low
+    return (query or ";" in low or "-signature" in low, query, True)
+
+
 def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
     spans = []
-    for m in (m for index in range(len(_QUERY_NAMES)) for m in _query_re(index).finditer(low)):
+    gates = _query_gates(low)
+    for m in (m for index in range(len(_QUERY_NAMES)) if gates[index] for m in _query_re(index).finditer(low)):
         start, end = m.span("v")
         value = text[start:end]
         kind = low[m.start()]
