@@ -2,6 +2,7 @@
 HTTP and URL forms, key names, look-alikes kept, repeated values, and the corpus figures."""
 import json
 import os
+import re
 import sys
 import time
 
@@ -227,6 +228,29 @@ ADVERSARIAL = {
     "dollar_pass": "$password .= ", "auth_scheme": "Authorization: Custom ",
     "k8s_lines": "kind: Secret\ndata:\n" + "  a: b1c2d3e4\n" * 64,
 }
+
+
+_BARE_DASH = re.compile(" -(?!)")
+
+
+def _best_cpu(fn, *args):
+    def once():
+        start = time.process_time()
+        fn(*args)
+        return time.process_time() - start
+    return min(once() for _ in range(3))
+
+
+@pytest.mark.parametrize("unit", [" -p x1y2z3w4 ", " -w secretpw ", "mysql -p'"])
+def test_password_flags_without_their_command_cost_little(unit):
+    # A CPU-time ratio to the bare scan for " -": 1 MiB of -p / -w flags with no sshpass,
+    # docker ... login, ldap* (...) in the text is not searched line by line for the command
+    # (that cost 450-650x the scan).
+    text = unit * (MIB // len(unit))
+    ratio = _best_cpu(magihook._password_flag_spans, text) / _best_cpu(lambda: list(_BARE_DASH.finditer(text)))
+    print("%r: %.0f× the scan" % (unit, ratio))
+    assert ratio <= 200
+    assert magihook._password_flag_spans("sshpass -p x1y2z3w4 ssh host\n" + text[:256]) == [(11, 19)]
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
