@@ -2,6 +2,7 @@
 HTTP and URL forms, key names, look-alikes kept, repeated values, and the corpus figures."""
 import json
 import os
+import re
 import sys
 import time
 
@@ -200,6 +201,22 @@ def test_a_short_text_compiles_only_the_passes_it_can_match():
     assert out[1] == "1"          # the "p" lead only (pass)
 
 
+def test_a_short_text_with_a_stem_but_no_name_compiles_no_name_pattern():
+    # "key", "token", "auth" in a command line or a path with no separator after the name: the
+    # lead's pattern (~3-5 ms to compile) cannot match it, so it is not compiled.
+    import subprocess
+    code = ("import magihook as m\n"
+            "for text in ('ls -la /srv/build && echo key: done', 'grep -rn get_token src/auth/',"
+            " 'cat ~/.ssh/known_hosts | grep secretive'):\n"
+            "    assert m.redact_credentials(text) == text\n"
+            "print(m._named_lead_re.cache_info().currsize)\n"
+            "print(m.redact_credentials('echo done; export API_TOKEN=x1y2z3w4v5'))\n"
+            "print(m._named_lead_re.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    assert out[:3] == ["0", "echo done; export API_TOKEN=<redacted:credential>", "1"]
+
+
 MIB = 1024 * 1024
 # 1 MiB of each syntax's lead, repeated: the passes stay linear (CPU time, generous bound).
 ADVERSARIAL = {
@@ -211,6 +228,29 @@ ADVERSARIAL = {
     "dollar_pass": "$password .= ", "auth_scheme": "Authorization: Custom ",
     "k8s_lines": "kind: Secret\ndata:\n" + "  a: b1c2d3e4\n" * 64,
 }
+
+
+_BARE_DASH = re.compile(" -(?!)")
+
+
+def _best_cpu(fn, *args):
+    def once():
+        start = time.process_time()
+        fn(*args)
+        return time.process_time() - start
+    return min(once() for _ in range(3))
+
+
+@pytest.mark.parametrize("unit", [" -p x1y2z3w4 ", " -w secretpw ", "mysql -p'"])
+def test_password_flags_without_their_command_cost_little(unit):
+    # A CPU-time ratio to the bare scan for " -": 1 MiB of -p / -w flags with no sshpass,
+    # docker ... login, ldap* (...) in the text is not searched line by line for the command
+    # (that cost 450-650x the scan).
+    text = unit * (MIB // len(unit))
+    ratio = _best_cpu(magihook._password_flag_spans, text) / _best_cpu(lambda: list(_BARE_DASH.finditer(text)))
+    print("%r: %.0f× the scan" % (unit, ratio))
+    assert ratio <= 200
+    assert magihook._password_flag_spans("sshpass -p x1y2z3w4 ssh host\n" + text[:256]) == [(11, 19)]
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
