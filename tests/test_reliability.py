@@ -159,7 +159,7 @@ def test_the_sweep_keeps_live_owners_other_names_and_other_users(project, tmpdir
 
 def test_the_sweep_is_cheap_next_to_a_call(tmp_path, monkeypatch):
     # A temporary directory of 2,000 unrelated entries and 50 live-owned folders: one sweep costs
-    # well under a millisecond of CPU a call (figure in docs/_incoming/runner.md).
+    # well under a millisecond of CPU a call (figure in bench/README.md).
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     for index in range(2000):
         (tmp_path / ("other-%d" % index)).write_text("")
