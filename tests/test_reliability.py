@@ -269,7 +269,9 @@ def test_the_biggest_events_of_tiny_values_stay_within_the_bounds(project, tmpdi
     assert report["code"] == 0, report["stderr"]
     statuses = [e["payload"]["status"] for e in json.loads(report["stdout"])["events"]]
     assert statuses == ["started", "success"] * 3
-    assert report["peak_mib"] <= 512 and report["cpu"] <= 5
+    # Three hooks (the bound is for one): 1.1-3.6 s of CPU on a quiet machine, 5.7 s
+    # once on a busy one under 3.9, so the CPU bound is generous; before the fix, 38 s.
+    assert report["peak_mib"] <= 512 and report["cpu"] <= 12
 
 
 def test_a_32_mib_string_event_stays_within_the_bounds(project, tmpdir_env):
