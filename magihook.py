@@ -65,10 +65,6 @@ __all__ = [
 # 1. Constants and defaults
 # =================================================================================================
 
-class FrozenInstanceError(AttributeError):
-    """Assignment to a field of a frozen record."""
-
-
 def record(cls: Any = None, *, frozen: bool = False) -> Any:
     """A small stand-in for `dataclasses.dataclass`: `__init__`, `__repr__`, `__eq__` (and,
     frozen, read-only fields and `__hash__`) from the class annotations, defaults from the class
@@ -247,6 +243,27 @@ class InputError(MagihookError):
 class Interrupted(MagihookError):
     """magihook got SIGTERM, SIGINT or SIGHUP (the message names it); raised so every cleanup
     runs."""
+
+
+class PayloadTooLarge(MagihookError):
+    """Even with the bodies summarized, the envelope (its context strings) passes 1 MiB."""
+
+
+# Outside the family: FrozenInstanceError is the caller's bug (as dataclasses' is); the two
+# ValueErrors never leave the parser that raises them, which reports a SettingsError or a hook's
+# bad output instead.
+
+class FrozenInstanceError(AttributeError):
+    """Assignment to a field of a frozen record."""
+
+
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object: which one runs would be the parser's choice, not
+    what a reviewer reads first."""
+
+
+class _RepeatedKey(ValueError):
+    """An object in hook stdout names a key twice: json.loads would silently keep the last."""
 
 
 # =================================================================================================
@@ -1415,11 +1432,6 @@ def _parse_settings_json(path: str, raw: bytes) -> Any:
         raise SettingsError("%s: %s" % (path, _duplicate_key_place(text))) from None
     except (ValueError, RecursionError) as exc:
         raise SettingsError("%s: invalid JSON: %s" % (path, _value_error_text(exc))) from None
-
-
-class _DuplicateKey(ValueError):
-    """A key given twice in one JSON object: which one runs would be the parser's choice, not
-    what a reviewer reads first."""
 
 
 class _ObjectWithDuplicate(dict):
@@ -4640,10 +4652,6 @@ def _inline_stdin(hook: HookDefinition, event: ToolEvent, bodies: Mapping[str, A
                      b"}"))
 
 
-class PayloadTooLarge(MagihookError):
-    """Even with the bodies summarized, the envelope (its context strings) passes 1 MiB."""
-
-
 def _bounded(stdin: bytes) -> bytes:
     if len(stdin) > STDIN_MAX_BYTES:
         raise PayloadTooLarge("hook payload is larger than %d bytes even after summaries"
@@ -5682,10 +5690,6 @@ class Injection:
     status: str
     items: Tuple[Dict[str, str], ...] = ()
     byte_count: int = 0
-
-
-class _RepeatedKey(ValueError):
-    """An object in hook stdout names a key twice: json.loads would silently keep the last."""
 
 
 def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
