@@ -240,9 +240,11 @@ class InputError(MagihookError):
     """The input event is not valid JSON or not of the documented shape."""
 
 
-class Interrupted(MagihookError):
+class Interrupted(BaseException):
     """magihook got SIGTERM, SIGINT or SIGHUP (the message names it); raised so every cleanup
-    runs."""
+    runs.  Not a MagihookError, and not an Exception: like KeyboardInterrupt, it is raised by a
+    signal handler wherever the signal lands, so no `except Exception` (nor `except
+    MagihookError`) on the way out may take it for an error it can report."""
 
 
 class PayloadTooLarge(MagihookError):
@@ -8681,8 +8683,6 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
             result = _run_phase(settings, stream_phase(document), document,
                                session_path=session_path, on_row=on_row,
                                owns_process=owns_process)
-        except Interrupted:
-            raise
         except MagihookError as exc:
             out.json({"error": error_text(exc)})
         else:
@@ -8864,7 +8864,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
                            owns_process=_owns_process(options))
         answer = agent_answer(agent, result, event_name)
     except MagihookError:
-        raise
+        raise  # a bad event or usage: exit 2, as for `run`, not a bug to answer with a deny
     except Exception as exc:  # noqa: BLE001 - a bug must not let the tool run (exit 1 does, in Claude Code)
         if os.environ.get("MAGIHOOK_DEBUG") == "1":
             import traceback
@@ -9145,8 +9145,6 @@ def _run_command(argv: Sequence[str], owns_process: bool, out: Output) -> int:
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
-    except Interrupted:
-        raise
     except MagihookError as exc:
         out.error("magihook: %s" % error_text(exc))
         return EXIT_USAGE
