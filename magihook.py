@@ -5608,7 +5608,7 @@ def _kill_member(pid: int, sid: int) -> None:
             signal.pidfd_send_signal(fd, signal.SIGKILL)  # type: ignore[attr-defined]
         else:
             os.kill(pid, signal.SIGKILL)
-    except (OSError, AttributeError):  # gone meanwhile, or not ours to kill
+    except OSError:  # gone meanwhile, or not ours to kill (pidfd_send_signal exists with fd)
         pass
     finally:
         if fd is not None:
@@ -6672,7 +6672,9 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                             else dialect_payload(hook, event))
             except PayloadTooLarge as exc:
                 return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
-            except (ValueError, TypeError, RecursionError, OSError):
+            except (ValueError, RecursionError, OSError):
+                # What encoding the event (ValueError, RecursionError) or writing the payload_ref
+                # file (OSError) can raise; a TypeError would be magihook's bug: exit 1.
                 return HookOutcome("stdin", "hook payload envelope could not be built",
                                    elapsed_ms=_elapsed_ms(started))
         if gate is not None:
