@@ -8490,12 +8490,19 @@ def parse_command_line(argv: Sequence[str]) -> Tuple[str, Dict[str, Any], List[s
 
 
 class Output:
-    """The CLI's one way out: JSON or text lines to stdout or stderr, and a vanished reader."""
+    """The CLI's one way out: JSON or text lines to stdout or stderr, and a vanished reader.
 
-    def __init__(self, stdout: Any = None, stderr: Any = None) -> None:
-        self.stdout = stdout if stdout is not None else _standard_stream(sys.stdout)
-        self.stderr = stderr if stderr is not None else _standard_stream(sys.stderr)
+    `owns_stdio` when this process is the `magihook` command (console_main): only then may it
+    change descriptors 0-2 (make them blocking, point a dead one at /dev/null); a host program
+    that calls main() keeps its descriptors and streams as they were."""
+
+    def __init__(self, stdout: Any = None, stderr: Any = None, *,
+                 owns_stdio: bool = False) -> None:
+        self.owns_stdio = owns_stdio
+        self.stdout = stdout if stdout is not None else _standard_stream(sys.stdout, owns_stdio)
+        self.stderr = stderr if stderr is not None else _standard_stream(sys.stderr, owns_stdio)
         self.reader_gone = False  # stdout's reader closed its end: a --stream stops
+        self._dead: List[Any] = []  # streams a write failed on (a host's: not redirected)
 
     def json(self, value: Any) -> None:
         self._write(self.stdout, dump_json(value) + b"\n")
@@ -8511,6 +8518,8 @@ class Output:
         self._write(self.stderr, line.encode("utf-8", "replace") + b"\n")
 
     def _write(self, stream: Any, data: bytes) -> None:
+        if any(stream is dead for dead in self._dead):
+            return
         try:
             with SignalsHeld():  # a line is written whole, then a signal that came meanwhile acts
                 stream.write(data)
@@ -8519,8 +8528,11 @@ class Output:
             self.reader_gone = self.reader_gone or stream is self.stdout
             # The reader went away (EPIPE), or the descriptor is unusable (closed or read-only
             # when we started, a full disk): write nothing more there, and keep the
-            # interpreter's final flush from printing a traceback about it.
-            _point_at_devnull(stream)
+            # interpreter's final flush from printing a traceback about it (the command's own
+            # descriptor only: a host's stays its own).
+            self._dead.append(stream)
+            if self.owns_stdio:
+                _point_at_devnull(stream)
             if stream is self.stdout and not isinstance(exc, BrokenPipeError):
                 self.error("magihook: cannot write to stdout (%s)" % _errno_name(exc))
 
@@ -8545,12 +8557,13 @@ class _Discard:
         pass
 
 
-def _standard_stream(stream: Any) -> Any:
+def _standard_stream(stream: Any, owns_stdio: bool) -> Any:
     """The binary side of sys.stdout or sys.stderr, or a sink if magihook started with that
     descriptor closed (Python then sets the stream to None)."""
     if stream is None:
         return _Discard()
-    _make_blocking(stream)
+    if owns_stdio:
+        _make_blocking(stream)
     return stream.buffer
 
 
@@ -8563,19 +8576,24 @@ def _make_blocking(stream: Any) -> None:
         pass
 
 
-def read_event_input(stream: Any) -> bytes:
+def read_event_input(stream: Any, owns_stdio: bool) -> bytes:
     """The event on stdin, read to EOF but at most EVENT_MAX_BYTES + 1 bytes: enough to tell
-    that it is too big without holding (or waiting for) a writer that never stops."""
+    that it is too big without holding (or waiting for) a writer that never stops.  Only the
+    command (`owns_stdio`) makes a non-blocking stdin blocking; a host's stays as it is."""
     if stream is None:  # started with stdin closed: there is no event
         return b""
-    _make_blocking(stream)
+    if owns_stdio:
+        _make_blocking(stream)
     try:
         # A plain blocking read: a poll on the wakeup pipe too would cost every inert call the
         # `select` import.  A signal interrupts the read; one that lands in the instant before it
         # starts acts once the writer writes or closes (docs: reliability).
-        return stream.buffer.read(EVENT_MAX_BYTES + 1)
+        data = stream.buffer.read(EVENT_MAX_BYTES + 1)
     except OSError as exc:
         raise InputError("cannot read the input event (%s)" % _errno_name(exc)) from None
+    if data is None:  # a host's non-blocking stdin with nothing in it yet
+        raise InputError("cannot read the input event (EAGAIN)")
+    return data
 
 
 def cli_run(options: Mapping[str, Any], out: Output) -> int:
@@ -8584,7 +8602,7 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
     phase = _phase_option(options)
     if options.get("--explain"):
         return cli_explain(phase, options, out)
-    document = decode_event(read_event_input(sys.stdin))
+    document = decode_event(read_event_input(sys.stdin, out.owns_stdio))
     settings = load_settings(options.get("--config"), cwd=event_cwd(document))
     result = _run_phase(settings, phase, document, session_path=options.get("--session"),
                        on_row=_live_rows(out, bool(options.get("--tui"))),
@@ -8635,7 +8653,7 @@ def cli_explain(phase: str, options: Mapping[str, Any], out: Output) -> int:
     for option in ("--session", "--tui", "--stream"):
         if options.get(option):
             raise UsageError("--explain runs nothing, so it takes no %s" % option)
-    document = decode_event(read_event_input(sys.stdin))
+    document = decode_event(read_event_input(sys.stdin, out.owns_stdio))
     settings = load_settings(options.get("--config"), cwd=event_cwd(document))
     for line in explain_lines(explain_phase(settings, phase, document)):
         out.text(line)
@@ -8671,7 +8689,8 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
     on_row = _live_rows(out, bool(options.get("--tui")))
     if sys.stdin is None:  # started with stdin closed: an empty stream
         return 0
-    _make_blocking(sys.stdin)
+    if out.owns_stdio:
+        _make_blocking(sys.stdin)
     owns_process = _owns_process(options)
     gate = active_gate()
     source = (WakingLineReader(sys.stdin.buffer.fileno(), gate)
@@ -8851,7 +8870,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
         out.text(json.dumps(agent_settings_snippet(
             agent, print_settings_config(options.get("--config")), magihook_command()), indent=2))
         return 0
-    document = decode_event(read_event_input(sys.stdin))
+    document = decode_event(read_event_input(sys.stdin, out.owns_stdio))
     mapped = adapt_event(agent, document)
     if mapped is None:
         return 0
@@ -9107,7 +9126,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
     """main(); `owns_process` when this process is the `magihook` command (see start_hook)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    out = Output()
+    out = Output(owns_stdio=owns_process)
     if argv == ["--version"]:
         out.text("magihook %s" % __version__)
         return 0
