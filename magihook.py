@@ -65,10 +65,6 @@ __all__ = [
 # 1. Constants and defaults
 # =================================================================================================
 
-class FrozenInstanceError(AttributeError):
-    """Assignment to a field of a frozen record."""
-
-
 def record(cls: Any = None, *, frozen: bool = False) -> Any:
     """A small stand-in for `dataclasses.dataclass`: `__init__`, `__repr__`, `__eq__` (and,
     frozen, read-only fields and `__hash__`) from the class annotations, defaults from the class
@@ -244,9 +240,32 @@ class InputError(MagihookError):
     """The input event is not valid JSON or not of the documented shape."""
 
 
-class Interrupted(MagihookError):
+class Interrupted(BaseException):
     """magihook got SIGTERM, SIGINT or SIGHUP (the message names it); raised so every cleanup
-    runs."""
+    runs.  Not a MagihookError, and not an Exception: like KeyboardInterrupt, it is raised by a
+    signal handler wherever the signal lands, so no `except Exception` (nor `except
+    MagihookError`) on the way out may take it for an error it can report."""
+
+
+class PayloadTooLarge(MagihookError):
+    """Even with the bodies summarized, the envelope (its context strings) passes 1 MiB."""
+
+
+# Outside the family: FrozenInstanceError is the caller's bug (as dataclasses' is); the two
+# ValueErrors never leave the parser that raises them, which reports a SettingsError or a hook's
+# bad output instead.
+
+class FrozenInstanceError(AttributeError):
+    """Assignment to a field of a frozen record."""
+
+
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object: which one runs would be the parser's choice, not
+    what a reviewer reads first."""
+
+
+class _RepeatedKey(ValueError):
+    """An object in hook stdout names a key twice: json.loads would silently keep the last."""
 
 
 # =================================================================================================
@@ -1415,11 +1434,6 @@ def _parse_settings_json(path: str, raw: bytes) -> Any:
         raise SettingsError("%s: %s" % (path, _duplicate_key_place(text))) from None
     except (ValueError, RecursionError) as exc:
         raise SettingsError("%s: invalid JSON: %s" % (path, _value_error_text(exc))) from None
-
-
-class _DuplicateKey(ValueError):
-    """A key given twice in one JSON object: which one runs would be the parser's choice, not
-    what a reviewer reads first."""
 
 
 class _ObjectWithDuplicate(dict):
@@ -4640,10 +4654,6 @@ def _inline_stdin(hook: HookDefinition, event: ToolEvent, bodies: Mapping[str, A
                      b"}"))
 
 
-class PayloadTooLarge(MagihookError):
-    """Even with the bodies summarized, the envelope (its context strings) passes 1 MiB."""
-
-
 def _bounded(stdin: bytes) -> bytes:
     if len(stdin) > STDIN_MAX_BYTES:
         raise PayloadTooLarge("hook payload is larger than %d bytes even after summaries"
@@ -5598,7 +5608,7 @@ def _kill_member(pid: int, sid: int) -> None:
             signal.pidfd_send_signal(fd, signal.SIGKILL)  # type: ignore[attr-defined]
         else:
             os.kill(pid, signal.SIGKILL)
-    except (OSError, AttributeError):  # gone meanwhile, or not ours to kill
+    except OSError:  # gone meanwhile, or not ours to kill (pidfd_send_signal exists with fd)
         pass
     finally:
         if fd is not None:
@@ -5682,10 +5692,6 @@ class Injection:
     status: str
     items: Tuple[Dict[str, str], ...] = ()
     byte_count: int = 0
-
-
-class _RepeatedKey(ValueError):
-    """An object in hook stdout names a key twice: json.loads would silently keep the last."""
 
 
 def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
@@ -6666,7 +6672,9 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                             else dialect_payload(hook, event))
             except PayloadTooLarge as exc:
                 return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
-            except (ValueError, TypeError, RecursionError, OSError):
+            except (ValueError, RecursionError, OSError):
+                # What encoding the event (ValueError, RecursionError) or writing the payload_ref
+                # file (OSError) can raise; a TypeError would be magihook's bug: exit 1.
                 return HookOutcome("stdin", "hook payload envelope could not be built",
                                    elapsed_ms=_elapsed_ms(started))
         if gate is not None:
@@ -8482,12 +8490,19 @@ def parse_command_line(argv: Sequence[str]) -> Tuple[str, Dict[str, Any], List[s
 
 
 class Output:
-    """The CLI's one way out: JSON or text lines to stdout or stderr, and a vanished reader."""
+    """The CLI's one way out: JSON or text lines to stdout or stderr, and a vanished reader.
 
-    def __init__(self, stdout: Any = None, stderr: Any = None) -> None:
-        self.stdout = stdout if stdout is not None else _standard_stream(sys.stdout)
-        self.stderr = stderr if stderr is not None else _standard_stream(sys.stderr)
+    `owns_stdio` when this process is the `magihook` command (console_main): only then may it
+    change descriptors 0-2 (make them blocking, point a dead one at /dev/null); a host program
+    that calls main() keeps its descriptors and streams as they were."""
+
+    def __init__(self, stdout: Any = None, stderr: Any = None, *,
+                 owns_stdio: bool = False) -> None:
+        self.owns_stdio = owns_stdio
+        self.stdout = stdout if stdout is not None else _standard_stream(sys.stdout, owns_stdio)
+        self.stderr = stderr if stderr is not None else _standard_stream(sys.stderr, owns_stdio)
         self.reader_gone = False  # stdout's reader closed its end: a --stream stops
+        self._dead: List[Any] = []  # streams a write failed on (a host's: not redirected)
 
     def json(self, value: Any) -> None:
         self._write(self.stdout, dump_json(value) + b"\n")
@@ -8503,6 +8518,8 @@ class Output:
         self._write(self.stderr, line.encode("utf-8", "replace") + b"\n")
 
     def _write(self, stream: Any, data: bytes) -> None:
+        if any(stream is dead for dead in self._dead):
+            return
         try:
             with SignalsHeld():  # a line is written whole, then a signal that came meanwhile acts
                 stream.write(data)
@@ -8511,8 +8528,11 @@ class Output:
             self.reader_gone = self.reader_gone or stream is self.stdout
             # The reader went away (EPIPE), or the descriptor is unusable (closed or read-only
             # when we started, a full disk): write nothing more there, and keep the
-            # interpreter's final flush from printing a traceback about it.
-            _point_at_devnull(stream)
+            # interpreter's final flush from printing a traceback about it (the command's own
+            # descriptor only: a host's stays its own).
+            self._dead.append(stream)
+            if self.owns_stdio:
+                _point_at_devnull(stream)
             if stream is self.stdout and not isinstance(exc, BrokenPipeError):
                 self.error("magihook: cannot write to stdout (%s)" % _errno_name(exc))
 
@@ -8537,12 +8557,13 @@ class _Discard:
         pass
 
 
-def _standard_stream(stream: Any) -> Any:
+def _standard_stream(stream: Any, owns_stdio: bool) -> Any:
     """The binary side of sys.stdout or sys.stderr, or a sink if magihook started with that
     descriptor closed (Python then sets the stream to None)."""
     if stream is None:
         return _Discard()
-    _make_blocking(stream)
+    if owns_stdio:
+        _make_blocking(stream)
     return stream.buffer
 
 
@@ -8555,19 +8576,24 @@ def _make_blocking(stream: Any) -> None:
         pass
 
 
-def read_event_input(stream: Any) -> bytes:
+def read_event_input(stream: Any, owns_stdio: bool) -> bytes:
     """The event on stdin, read to EOF but at most EVENT_MAX_BYTES + 1 bytes: enough to tell
-    that it is too big without holding (or waiting for) a writer that never stops."""
+    that it is too big without holding (or waiting for) a writer that never stops.  Only the
+    command (`owns_stdio`) makes a non-blocking stdin blocking; a host's stays as it is."""
     if stream is None:  # started with stdin closed: there is no event
         return b""
-    _make_blocking(stream)
+    if owns_stdio:
+        _make_blocking(stream)
     try:
         # A plain blocking read: a poll on the wakeup pipe too would cost every inert call the
         # `select` import.  A signal interrupts the read; one that lands in the instant before it
         # starts acts once the writer writes or closes (docs: reliability).
-        return stream.buffer.read(EVENT_MAX_BYTES + 1)
+        data = stream.buffer.read(EVENT_MAX_BYTES + 1)
     except OSError as exc:
         raise InputError("cannot read the input event (%s)" % _errno_name(exc)) from None
+    if data is None:  # a host's non-blocking stdin with nothing in it yet
+        raise InputError("cannot read the input event (EAGAIN)")
+    return data
 
 
 def cli_run(options: Mapping[str, Any], out: Output) -> int:
@@ -8576,7 +8602,7 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
     phase = _phase_option(options)
     if options.get("--explain"):
         return cli_explain(phase, options, out)
-    document = decode_event(read_event_input(sys.stdin))
+    document = decode_event(read_event_input(sys.stdin, out.owns_stdio))
     settings = load_settings(options.get("--config"), cwd=event_cwd(document))
     result = _run_phase(settings, phase, document, session_path=options.get("--session"),
                        on_row=_live_rows(out, bool(options.get("--tui"))),
@@ -8627,7 +8653,7 @@ def cli_explain(phase: str, options: Mapping[str, Any], out: Output) -> int:
     for option in ("--session", "--tui", "--stream"):
         if options.get(option):
             raise UsageError("--explain runs nothing, so it takes no %s" % option)
-    document = decode_event(read_event_input(sys.stdin))
+    document = decode_event(read_event_input(sys.stdin, out.owns_stdio))
     settings = load_settings(options.get("--config"), cwd=event_cwd(document))
     for line in explain_lines(explain_phase(settings, phase, document)):
         out.text(line)
@@ -8663,7 +8689,8 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
     on_row = _live_rows(out, bool(options.get("--tui")))
     if sys.stdin is None:  # started with stdin closed: an empty stream
         return 0
-    _make_blocking(sys.stdin)
+    if out.owns_stdio:
+        _make_blocking(sys.stdin)
     owns_process = _owns_process(options)
     gate = active_gate()
     source = (WakingLineReader(sys.stdin.buffer.fileno(), gate)
@@ -8677,8 +8704,6 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
             result = _run_phase(settings, stream_phase(document), document,
                                session_path=session_path, on_row=on_row,
                                owns_process=owns_process)
-        except Interrupted:
-            raise
         except MagihookError as exc:
             out.json({"error": error_text(exc)})
         else:
@@ -8845,7 +8870,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
         out.text(json.dumps(agent_settings_snippet(
             agent, print_settings_config(options.get("--config")), magihook_command()), indent=2))
         return 0
-    document = decode_event(read_event_input(sys.stdin))
+    document = decode_event(read_event_input(sys.stdin, out.owns_stdio))
     mapped = adapt_event(agent, document)
     if mapped is None:
         return 0
@@ -8860,7 +8885,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
                            owns_process=_owns_process(options))
         answer = agent_answer(agent, result, event_name)
     except MagihookError:
-        raise
+        raise  # a bad event or usage: exit 2, as for `run`, not a bug to answer with a deny
     except Exception as exc:  # noqa: BLE001 - a bug must not let the tool run (exit 1 does, in Claude Code)
         if os.environ.get("MAGIHOOK_DEBUG") == "1":
             import traceback
@@ -9101,7 +9126,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
     """main(); `owns_process` when this process is the `magihook` command (see start_hook)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    out = Output()
+    out = Output(owns_stdio=owns_process)
     if argv == ["--version"]:
         out.text("magihook %s" % __version__)
         return 0
@@ -9141,8 +9166,6 @@ def _run_command(argv: Sequence[str], owns_process: bool, out: Output) -> int:
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
-    except Interrupted:
-        raise
     except MagihookError as exc:
         out.error("magihook: %s" % error_text(exc))
         return EXIT_USAGE
