@@ -5042,7 +5042,8 @@ def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str
 
 @record(frozen=True)
 class HookOutcome:
-    """How one hook process ended.  `category` is None on success."""
+    """How one hook process ended.  `category` is None on success, else one of
+    FAILURE_CATEGORIES."""
 
     category: Optional[str]
     message: Optional[str]
@@ -6690,7 +6691,7 @@ def _record_interrupted(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
 
     Only recorded, not drawn: the command's one stderr line says it was interrupted."""
     by = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
-    outcome = HookOutcome("runner", "hook was ended: magihook was interrupted by %s" % by,
+    outcome = HookOutcome(CATEGORY_RUNNER, "hook was ended: magihook was interrupted by %s" % by,
                           elapsed_ms=_elapsed_ms(begun))
     run.record("hook_lifecycle", lifecycle_payload(hook, event, "failed", outcome))
 
@@ -6701,7 +6702,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
     command = dialect_command(hook, event)
     rejection = preflight_rejection(command, run.settings.absolute_paths)
     if rejection is not None:
-        return HookOutcome("runner", "command rejected by preflight: " + rejection,
+        return HookOutcome(CATEGORY_RUNNER, "command rejected by preflight: " + rejection,
                            elapsed_ms=_elapsed_ms(started))
     cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
@@ -6718,9 +6719,9 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                 prepared = (run.payload_for(hook, event) if hook.dialect == MAGIHOOK_DIALECT
                             else dialect_payload(hook, event))
             except PayloadTooLarge as exc:
-                return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
+                return HookOutcome(CATEGORY_STDIN, str(exc), elapsed_ms=_elapsed_ms(started))
             except (ValueError, TypeError, RecursionError, OSError):
-                return HookOutcome("stdin", "hook payload envelope could not be built",
+                return HookOutcome(CATEGORY_STDIN, "hook payload envelope could not be built",
                                    elapsed_ms=_elapsed_ms(started))
         if gate is not None:
             gate.checkpoint()
@@ -6729,7 +6730,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                 process = start_hook(command, cwd, dialect_env(hook, event),
                                      owns_process=run.owns_process)
             except (OSError, ValueError) as exc:
-                return HookOutcome("runner", _spawn_failure(exc, cwd),
+                return HookOutcome(CATEGORY_RUNNER, _spawn_failure(exc, cwd),
                                    elapsed_ms=_elapsed_ms(started))
         # The timeout (and elapsed_ms) measure the hook from its spawn: preparing its payload is
         # magihook's own work, bounded by the input caps, and must not eat the hook's time.
@@ -6750,7 +6751,7 @@ def _refuse_untrusted(run: PhaseRun, hooks: Sequence[HookDefinition], event: Too
     if not hooks:
         return "continue"
     verdict = "block" if event.phase == "before_tool" else "continue"
-    outcome = HookOutcome("runner", UNTRUSTED_MESSAGE, elapsed_ms=0)
+    outcome = HookOutcome(CATEGORY_RUNNER, UNTRUSTED_MESSAGE, elapsed_ms=0)
     for hook in hooks:
         hook = replace_fields(hook, failure_policy="block" if verdict == "block" else "warn")
         run.record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
@@ -7565,11 +7566,11 @@ def read_dialect_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOut
     is recorded with a fixed message, and only an after-phase reason becomes a context item,
     under the injection rules.
     """
-    if outcome.category == "exit" and outcome.exit_code == 2:
+    if outcome.category == CATEGORY_EXIT and outcome.exit_code == 2:
         reason = outcome.stderr.decode("utf-8", "replace").strip()
         if hook.dialect == "codex" and not reason:  # Codex: exit 2 needs a reason on stderr
             return DialectAnswer(HookOutcome(
-                "exit", "hook exited with status 2 without a reason on stderr",
+                CATEGORY_EXIT, "hook exited with status 2 without a reason on stderr",
                 exit_code=2, elapsed_ms=outcome.elapsed_ms))
         notes = ("exit status 2 cannot hide the tool result; stderr was added as context",) if (
             hook.dialect == "gemini" and event.phase == "after_tool") else ()
@@ -7588,7 +7589,7 @@ def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutco
     if not isinstance(answer, dict):
         return DialectAnswer(outcome, injection=Injection("invalid_shape"))
     if answer.get("continue") is False:
-        return DialectAnswer(HookOutcome("exit", "hook stopped the turn (continue: false)",
+        return DialectAnswer(HookOutcome(CATEGORY_EXIT, "hook stopped the turn (continue: false)",
                                          exit_code=0, elapsed_ms=outcome.elapsed_ms), policy="fail")
     specific = answer.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
@@ -7599,7 +7600,7 @@ def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutco
     field, decision, reason = _decision_fields(hook.dialect, event.phase, answer, specific)
     if decision in _DENY_DECISIONS:
         if hook.dialect == "codex" and not reason.strip():
-            return DialectAnswer(HookOutcome("exit", "hook returned %s %s without a reason" % (
+            return DialectAnswer(HookOutcome(CATEGORY_EXIT, "hook returned %s %s without a reason" % (
                 field, decision), exit_code=0, elapsed_ms=outcome.elapsed_ms), notes=notes)
         if hook.dialect == "gemini" and event.phase == "after_tool":
             notes += ("decision %s cannot hide the tool result; its reason was added as context"
@@ -7633,7 +7634,7 @@ def _decided(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome, sourc
     """A deny: before the tool it blocks, whatever the failure_policy; after it (the tool ran),
     its reason is feedback for the model, a context item like additionalContext."""
     if event.phase == "before_tool":
-        return DialectAnswer(HookOutcome("exit", "hook denied the call (%s)" % source,
+        return DialectAnswer(HookOutcome(CATEGORY_EXIT, "hook denied the call (%s)" % source,
                                          exit_code=outcome.exit_code, elapsed_ms=outcome.elapsed_ms),
                              policy="block", notes=notes)
     succeeded = HookOutcome(None, None, outcome.stdout, outcome.stderr, outcome.exit_code,
