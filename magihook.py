@@ -201,6 +201,16 @@ INTERRUPT_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 # How bash reports a command it could not run; named in the failure message because the hook's
 # stderr, which would say why, is never shown.
 SHELL_EXIT_MEANINGS = MappingProxyType({126: "cannot execute", 127: "command not found"})
+# How a hook run failed: the spec's failure categories, exactly (a hook record's `category`; None
+# on success).  Preflight rejections, a lost exit status and an interrupted run are `runner`.
+CATEGORY_EXIT = "exit"
+CATEGORY_TIMEOUT = "timeout"
+CATEGORY_RUNNER = "runner"
+CATEGORY_STDIN = "stdin"
+CATEGORY_OUTPUT_LIMIT = "output-limit"
+FAILURE_CATEGORIES = (
+    CATEGORY_EXIT, CATEGORY_TIMEOUT, CATEGORY_RUNNER, CATEGORY_STDIN, CATEGORY_OUTPUT_LIMIT,
+)
 
 LIFECYCLE_KEYS = (
     "phase", "label", "target_tool", "status", "policy", "category", "target_ran",
@@ -5042,7 +5052,8 @@ def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str
 
 @record(frozen=True)
 class HookOutcome:
-    """How one hook process ended.  `category` is None on success."""
+    """How one hook process ended.  `category` is None on success, else one of
+    FAILURE_CATEGORIES."""
 
     category: Optional[str]
     message: Optional[str]
@@ -5320,106 +5331,174 @@ class SignalsHeld:
 def communicate(
     process: HookProcess, stdin: bytes, started: float, timeout: float, caps: Tuple[int, int]
 ) -> HookOutcome:
-    """One poll loop over stdin, stdout, stderr and the hook's exit (CPython's pattern).
+    """Write the hook's stdin and read its stdout and stderr until it exits, its timeout passes
+    or an output passes its cap: how the hook ended.
 
-    Differences from subprocess._communicate: reads stop at the byte caps, the loop ends when the
+    One poll loop over stdin, stdout, stderr and the hook's exit, with one deadline (CPython's
+    subprocess._communicate).  Differences: reads stop at the byte caps, the loop ends when the
     hook exits (not when the pipes close, which a grandchild can delay forever), and stdin writes
-    are non-blocking so a hook that never reads cannot stall us past the deadline.  Every return
+    are non-blocking so a hook that never reads cannot stall us past the deadline.  Every way out
     kills the group first; `end_hook`, which the caller runs however this ends, kills what is
     left, reaps and closes.
     """
-    import select
-
-    deadline = started + timeout
-    streams = {process.stdout: 0, process.stderr: 1}
-    captured: List[List[bytes]] = [[], []]
-    sizes = [0, 0]
-    stdin_error: Optional[OSError] = None
-    view = memoryview(stdin)
-    poller = select.poll()
-    for fd in streams:
-        os.set_blocking(fd, False)
-        poller.register(fd, select.POLLIN)
-    stdin_fd = process.stdin
-    if view and stdin_fd is not None:
-        os.set_blocking(stdin_fd, False)
-        poller.register(stdin_fd, select.POLLOUT)
-    else:
-        process.close_stdin()
-    exit_fd = _open_pidfd(process.pid)
-    gate = active_gate()
-    wakeup = gate.wakeup if gate is not None else None
-    if wakeup is not None:
-        poller.register(wakeup, select.POLLIN)
+    exchange = _Exchange(process, stdin, caps)
     try:
-        if exit_fd is not None:
-            poller.register(exit_fd, select.POLLIN)
+        exchange.watch_exit()
+        cut_short = exchange.wait_for_exit(started + timeout)
+        # Timed out, over a cap, or gone: end what is in its group, so nothing more is written.
+        _kill_group(process.pid)
+        if cut_short is None:
+            exchange.read_remaining()
+            if exchange.over_cap() is not None and process.returncode is None:
+                _kill_session(process.pid)  # a cap ends the whole session (end_hook), reaped or not
+    finally:
+        exchange.close()
+    if cut_short == CATEGORY_TIMEOUT:
+        return HookOutcome(CATEGORY_TIMEOUT, "hook timed out after %g s" % timeout,
+                           elapsed_ms=_elapsed_ms(started))
+    if cut_short == CATEGORY_OUTPUT_LIMIT:
+        return exchange.output_limit(_elapsed_ms(started))
+    return _exit_outcome(exchange, _reap(process), _elapsed_ms(started))
+
+
+def _exit_outcome(exchange: _Exchange, status: Optional[int], elapsed: int) -> HookOutcome:
+    """How a hook that exited ended, from its reaped `status` (None: lost) and what it wrote."""
+    if exchange.over_cap() is not None:  # in what it left in the pipes
+        return exchange.output_limit(elapsed)
+    if status is None:
+        return HookOutcome(CATEGORY_RUNNER, "hook exit status was lost: the hook was reaped "
+                           "outside magihook (is SIGCHLD ignored?)", elapsed_ms=elapsed)
+    stdout, stderr = b"".join(exchange.captured[0]), b"".join(exchange.captured[1])
+    if status != 0:
+        return HookOutcome(CATEGORY_EXIT, _exit_message(status), stdout, stderr, status, elapsed)
+    if exchange.stdin_error is not None:
+        return HookOutcome(CATEGORY_STDIN, "writing hook stdin failed (%s)"
+                           % _errno_name(exchange.stdin_error), stdout, stderr, status, elapsed)
+    return HookOutcome(None, None, stdout, stderr, 0, elapsed)
+
+
+class _Exchange:
+    """What `communicate` moves between magihook and one hook, on one poller: the stdin still to
+    write, the stdout and stderr read so far (up to just past their caps), and the descriptors
+    that wake the loop: our pipe ends, the hook's pidfd (its exit), the signal wakeup pipe.
+
+    An empty stdin is closed at once (the hook sees EOF).  Every descriptor is non-blocking: a
+    hook that neither reads nor writes cannot stall the loop past its deadline.
+    """
+
+    def __init__(self, process: HookProcess, stdin: bytes, caps: Tuple[int, int]) -> None:
+        import select
+
+        self.process = process
+        self.caps = caps
+        self.streams = {process.stdout: 0, process.stderr: 1}  # fd: index in captured and sizes
+        self.captured: List[List[bytes]] = [[], []]
+        self.sizes = [0, 0]
+        self.pending = memoryview(stdin)
+        self.stdin_error: Optional[OSError] = None
+        self.poller = select.poll()
+        for fd in self.streams:
+            os.set_blocking(fd, False)
+            self.poller.register(fd, select.POLLIN)
+        self.stdin_fd = process.stdin
+        if self.pending and self.stdin_fd is not None:
+            os.set_blocking(self.stdin_fd, False)
+            self.poller.register(self.stdin_fd, select.POLLOUT)
+        else:
+            process.close_stdin()
+        self.gate = active_gate()
+        self.wakeup = self.gate.wakeup if self.gate is not None else None
+        if self.wakeup is not None:
+            self.poller.register(self.wakeup, select.POLLIN)
+        self.exit_fd: Optional[int] = None
+
+    def watch_exit(self) -> None:
+        """Wake the loop when the hook exits, through a pidfd where there is one (Linux).  The
+        caller's `close` closes it, so this runs inside its try."""
+        import select
+
+        self.exit_fd = _open_pidfd(self.process.pid)
+        if self.exit_fd is not None:
+            self.poller.register(self.exit_fd, select.POLLIN)
+
+    def close(self) -> None:
+        if self.exit_fd is not None:
+            os.close(self.exit_fd)
+
+    def wait_for_exit(self, deadline: float) -> Optional[str]:
+        """Wait for the hook to exit, writing its stdin and reading its output meanwhile: None
+        once it has exited, else the category that cut the wait short (timeout, output-limit)."""
         exited = False
         while not exited:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                _kill_group(process.pid)
-                return HookOutcome("timeout", "hook timed out after %g s" % timeout,
-                                   elapsed_ms=_elapsed_ms(started))
-            wait = remaining if exit_fd is not None else min(remaining, EXIT_POLL_SECONDS)
-            for fd, _ in _wait(poller, wait):
-                if fd == exit_fd:
+                return CATEGORY_TIMEOUT
+            # Without a pidfd (not Linux) no descriptor reports the exit: ask every so often.
+            wait = remaining if self.exit_fd is not None else min(remaining, EXIT_POLL_SECONDS)
+            for fd, _ in _wait(self.poller, wait):
+                if fd == self.exit_fd:
                     exited = True
-                elif fd == wakeup and gate is not None:
-                    gate.drain()  # the handler has run (or runs at the next window)
-                elif fd in streams:
-                    _read_into(fd, streams[fd], captured, sizes, poller)
-                elif fd == stdin_fd:
-                    try:
-                        view = view[os.write(fd, view[:READ_CHUNK]):]
-                    except BlockingIOError:
-                        pass
-                    except BrokenPipeError:
-                        # The hook stopped reading; that alone is not a failure (spec).
-                        view = view[:0]
-                    except OSError as exc:
-                        stdin_error, view = exc, view[:0]
-                    if not view:
-                        poller.unregister(fd)
-                        process.close_stdin()
-            over = _over_cap(sizes, caps)
-            if over is not None:
-                _kill_group(process.pid)
-                return HookOutcome(
-                    "output-limit",
-                    "hook %s exceeded %d bytes" % (("stdout", "stderr")[over], caps[over]),
-                    elapsed_ms=_elapsed_ms(started))
-            # With a pidfd the poll reports the exit; without one (not Linux), ask.
-            exited = exited or (exit_fd is None and _has_exited(process))
-        # The hook is gone.  End what it left in its group (so nothing more is written), then
-        # take what is still in the pipes, bounded by the caps: a detached (setsid) grandchild
-        # may keep writing.
-        _kill_group(process.pid)
-        for fd, index in streams.items():
-            while _over_cap(sizes, caps) is None and _read_into(fd, index, captured, sizes, poller):
+                elif fd == self.wakeup and self.gate is not None:
+                    self.gate.drain()  # the handler has run (or runs at the next window)
+                elif fd in self.streams:
+                    self.read(fd)
+                elif fd == self.stdin_fd:
+                    self.write_stdin(fd)
+            if self.over_cap() is not None:
+                return CATEGORY_OUTPUT_LIMIT
+            exited = exited or (self.exit_fd is None and _has_exited(self.process))
+        return None
+
+    def write_stdin(self, fd: int) -> None:
+        """Write what the pipe takes now; close stdin once all is written or the write fails."""
+        try:
+            self.pending = self.pending[os.write(fd, self.pending[:READ_CHUNK]):]
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            # The hook stopped reading; that alone is not a failure (spec).
+            self.pending = self.pending[:0]
+        except OSError as exc:
+            self.stdin_error, self.pending = exc, self.pending[:0]
+        if not self.pending:
+            self.poller.unregister(fd)
+            self.process.close_stdin()
+
+    def read_remaining(self) -> None:
+        """Read what the exited hook left in the pipes, until EOF or a cap: a detached (setsid)
+        grandchild may keep writing, so the caps bound this too."""
+        for fd in self.streams:
+            while self.over_cap() is None and self.read(fd):
                 pass
-        if _over_cap(sizes, caps) is not None and process.returncode is None:
-            _kill_session(process.pid)  # a cap ends the whole session (end_hook), reaped or not
-    finally:
-        if exit_fd is not None:
-            os.close(exit_fd)
-    status = _reap(process)
-    elapsed = _elapsed_ms(started)
-    over = _over_cap(sizes, caps)
-    if over is not None:
-        return HookOutcome("output-limit",
-                           "hook %s exceeded %d bytes" % (("stdout", "stderr")[over], caps[over]),
-                           elapsed_ms=elapsed)
-    if status is None:
-        return HookOutcome("runner", "hook exit status was lost: the hook was reaped outside "
-                           "magihook (is SIGCHLD ignored?)", elapsed_ms=elapsed)
-    stdout, stderr = b"".join(captured[0]), b"".join(captured[1])
-    if status != 0:
-        return HookOutcome("exit", _exit_message(status), stdout, stderr, status, elapsed)
-    if stdin_error is not None:
-        return HookOutcome("stdin", "writing hook stdin failed (%s)" % _errno_name(stdin_error),
-                           stdout, stderr, status, elapsed)
-    return HookOutcome(None, None, stdout, stderr, 0, elapsed)
+
+    def read(self, fd: int) -> bool:
+        """Read what is there; False when nothing is ready, and at EOF (the pipe is then done)."""
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return False
+        if not data:
+            try:
+                self.poller.unregister(fd)
+            except KeyError:  # done already
+                pass
+            return False
+        index = self.streams[fd]
+        self.sizes[index] += len(data)
+        self.captured[index].append(data)
+        return True
+
+    def over_cap(self) -> Optional[int]:
+        """The index of the first output past its cap (0 stdout, 1 stderr), or None."""
+        for index in (0, 1):
+            if self.sizes[index] > self.caps[index]:
+                return index
+        return None
+
+    def output_limit(self, elapsed: int) -> HookOutcome:
+        over = self.over_cap() or 0  # called once one is over
+        return HookOutcome(CATEGORY_OUTPUT_LIMIT, "hook %s exceeded %d bytes"
+                           % (("stdout", "stderr")[over], self.caps[over]), elapsed_ms=elapsed)
 
 
 def _wait(poller: Any, seconds: float) -> List[Tuple[int, int]]:
@@ -5432,31 +5511,6 @@ def _wait(poller: Any, seconds: float) -> List[Tuple[int, int]]:
         return poller.poll(seconds * 1000)
     finally:
         gate.close(held)
-
-
-def _read_into(fd: int, index: int, captured: List[List[bytes]], sizes: List[int],
-               poller: Any) -> bool:
-    """Read what is there; False when nothing is ready, and at EOF (the pipe is then done)."""
-    try:
-        data = os.read(fd, READ_CHUNK)
-    except BlockingIOError:
-        return False
-    if not data:
-        try:
-            poller.unregister(fd)
-        except KeyError:  # done already
-            pass
-        return False
-    sizes[index] += len(data)
-    captured[index].append(data)
-    return True
-
-
-def _over_cap(sizes: List[int], caps: Tuple[int, int]) -> Optional[int]:
-    for index in (0, 1):
-        if sizes[index] > caps[index]:
-            return index
-    return None
 
 
 def _open_pidfd(pid: int) -> Optional[int]:
@@ -6643,7 +6697,7 @@ def _record_interrupted(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
 
     Only recorded, not drawn: the command's one stderr line says it was interrupted."""
     by = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
-    outcome = HookOutcome("runner", "hook was ended: magihook was interrupted by %s" % by,
+    outcome = HookOutcome(CATEGORY_RUNNER, "hook was ended: magihook was interrupted by %s" % by,
                           elapsed_ms=_elapsed_ms(begun))
     run.record("hook_lifecycle", lifecycle_payload(hook, event, "failed", outcome))
 
@@ -6654,7 +6708,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
     command = dialect_command(hook, event)
     rejection = preflight_rejection(command, run.settings.absolute_paths)
     if rejection is not None:
-        return HookOutcome("runner", "command rejected by preflight: " + rejection,
+        return HookOutcome(CATEGORY_RUNNER, "command rejected by preflight: " + rejection,
                            elapsed_ms=_elapsed_ms(started))
     cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
@@ -6671,11 +6725,11 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                 prepared = (run.payload_for(hook, event) if hook.dialect == MAGIHOOK_DIALECT
                             else dialect_payload(hook, event))
             except PayloadTooLarge as exc:
-                return HookOutcome("stdin", str(exc), elapsed_ms=_elapsed_ms(started))
+                return HookOutcome(CATEGORY_STDIN, str(exc), elapsed_ms=_elapsed_ms(started))
             except (ValueError, RecursionError, OSError):
                 # What encoding the event (ValueError, RecursionError) or writing the payload_ref
                 # file (OSError) can raise; a TypeError would be magihook's bug: exit 1.
-                return HookOutcome("stdin", "hook payload envelope could not be built",
+                return HookOutcome(CATEGORY_STDIN, "hook payload envelope could not be built",
                                    elapsed_ms=_elapsed_ms(started))
         if gate is not None:
             gate.checkpoint()
@@ -6684,7 +6738,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                 process = start_hook(command, cwd, dialect_env(hook, event),
                                      owns_process=run.owns_process)
             except (OSError, ValueError) as exc:
-                return HookOutcome("runner", _spawn_failure(exc, cwd),
+                return HookOutcome(CATEGORY_RUNNER, _spawn_failure(exc, cwd),
                                    elapsed_ms=_elapsed_ms(started))
         # The timeout (and elapsed_ms) measure the hook from its spawn: preparing its payload is
         # magihook's own work, bounded by the input caps, and must not eat the hook's time.
@@ -6705,7 +6759,7 @@ def _refuse_untrusted(run: PhaseRun, hooks: Sequence[HookDefinition], event: Too
     if not hooks:
         return "continue"
     verdict = "block" if event.phase == "before_tool" else "continue"
-    outcome = HookOutcome("runner", UNTRUSTED_MESSAGE, elapsed_ms=0)
+    outcome = HookOutcome(CATEGORY_RUNNER, UNTRUSTED_MESSAGE, elapsed_ms=0)
     for hook in hooks:
         hook = replace_fields(hook, failure_policy="block" if verdict == "block" else "warn")
         run.record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
@@ -7520,11 +7574,11 @@ def read_dialect_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOut
     is recorded with a fixed message, and only an after-phase reason becomes a context item,
     under the injection rules.
     """
-    if outcome.category == "exit" and outcome.exit_code == 2:
+    if outcome.category == CATEGORY_EXIT and outcome.exit_code == 2:
         reason = outcome.stderr.decode("utf-8", "replace").strip()
         if hook.dialect == "codex" and not reason:  # Codex: exit 2 needs a reason on stderr
             return DialectAnswer(HookOutcome(
-                "exit", "hook exited with status 2 without a reason on stderr",
+                CATEGORY_EXIT, "hook exited with status 2 without a reason on stderr",
                 exit_code=2, elapsed_ms=outcome.elapsed_ms))
         notes = ("exit status 2 cannot hide the tool result; stderr was added as context",) if (
             hook.dialect == "gemini" and event.phase == "after_tool") else ()
@@ -7543,7 +7597,7 @@ def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutco
     if not isinstance(answer, dict):
         return DialectAnswer(outcome, injection=Injection("invalid_shape"))
     if answer.get("continue") is False:
-        return DialectAnswer(HookOutcome("exit", "hook stopped the turn (continue: false)",
+        return DialectAnswer(HookOutcome(CATEGORY_EXIT, "hook stopped the turn (continue: false)",
                                          exit_code=0, elapsed_ms=outcome.elapsed_ms), policy="fail")
     specific = answer.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
@@ -7554,7 +7608,7 @@ def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutco
     field, decision, reason = _decision_fields(hook.dialect, event.phase, answer, specific)
     if decision in _DENY_DECISIONS:
         if hook.dialect == "codex" and not reason.strip():
-            return DialectAnswer(HookOutcome("exit", "hook returned %s %s without a reason" % (
+            return DialectAnswer(HookOutcome(CATEGORY_EXIT, "hook returned %s %s without a reason" % (
                 field, decision), exit_code=0, elapsed_ms=outcome.elapsed_ms), notes=notes)
         if hook.dialect == "gemini" and event.phase == "after_tool":
             notes += ("decision %s cannot hide the tool result; its reason was added as context"
@@ -7588,7 +7642,7 @@ def _decided(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome, sourc
     """A deny: before the tool it blocks, whatever the failure_policy; after it (the tool ran),
     its reason is feedback for the model, a context item like additionalContext."""
     if event.phase == "before_tool":
-        return DialectAnswer(HookOutcome("exit", "hook denied the call (%s)" % source,
+        return DialectAnswer(HookOutcome(CATEGORY_EXIT, "hook denied the call (%s)" % source,
                                          exit_code=outcome.exit_code, elapsed_ms=outcome.elapsed_ms),
                              policy="block", notes=notes)
     succeeded = HookOutcome(None, None, outcome.stdout, outcome.stderr, outcome.exit_code,

@@ -369,6 +369,11 @@ def terminal(result, index=0):
             if e["payload"]["hook_index"] == index][-1]
 
 
+def test_failure_categories_are_exactly_the_spec_s():
+    """Section 1 names them once; the spec lists these five (DESIGN "Hook processes")."""
+    assert magihook.FAILURE_CATEGORIES == ("exit", "timeout", "runner", "stdin", "output-limit")
+
+
 def test_exit_category_names_the_status(project):
     result = run_before(project, [hook("exit 3")])
     assert (terminal(result)["category"], terminal(result)["message"]) == (
