@@ -1514,7 +1514,7 @@ def settings_from_document(
     hooks = document.get("hooks") or {}
     tools = document.get("tools") or {}
     bash = tools.get("bash") or {} if isinstance(tools, dict) else {}
-    globals_ = {key: hooks.get(key, default) for key, default in HOOK_DEFAULTS.items()}
+    globals_ = inherited_values(INHERITED_SETTINGS, hooks, HOOK_DEFAULTS)
     shown = hooks.get("injected_content") or {}
     return Settings(
         path=path,
@@ -1527,7 +1527,7 @@ def settings_from_document(
             style=shown.get("style", "content"),
         ),
         absolute_paths=bool(bash.get("absolute_paths", True)),
-        **{key: _as_int_if_integral(value) for key, value in globals_.items()},
+        **globals_,
         **{
             phase: tuple(
                 _hook_definition(phase, index, raw, globals_)
@@ -1541,7 +1541,6 @@ def settings_from_document(
 def _hook_definition(
     phase: str, index: int, raw: Mapping[str, Any], globals_: Mapping[str, Any]
 ) -> HookDefinition:
-    values = {key: _as_int_if_integral(raw.get(key, globals_[key])) for key in INHERITED_KEYS}
     return HookDefinition(
         phase=phase,
         index=index,
@@ -1550,8 +1549,17 @@ def _hook_definition(
         include_tools=tuple(canonical_tool_name(name) for name in raw.get("include_tools", ())),
         exclude_tools=tuple(canonical_tool_name(name) for name in raw.get("exclude_tools", ())),
         dialect=raw.get("dialect", "magihook"),
-        **values,
+        **inherited_values(INHERITED_SETTINGS, raw, globals_),
     )
+
+
+def inherited_values(
+    settings: Sequence[InheritedSetting], own: Mapping[str, Any], inherited: Mapping[str, Any]
+) -> Dict[str, Any]:
+    """Each setting's value: `own`'s where it sets it, else `inherited`'s (a hook inherits the
+    global settings, and the global settings the defaults)."""
+    return {setting.key: _as_int_if_integral(own.get(setting.key, inherited[setting.key]))
+            for setting in settings}
 
 
 def _as_int_if_integral(value: Any) -> Any:
@@ -1602,8 +1610,11 @@ def _load_found(path: str, found_by: Optional[str], env: Mapping[str, str], engi
     return settings
 
 
-def settings_document(settings: Settings) -> Dict[str, Any]:
-    """The effective settings as a settings file: every default and inherited value filled in."""
+def settings_document(
+    settings: Settings, inherited: Sequence[InheritedSetting] = INHERITED_SETTINGS
+) -> Dict[str, Any]:
+    """The effective settings as a settings file: every default and inherited value filled in
+    (`inherited`: the rows of the inherited settings, INHERITED_SETTINGS but in a test)."""
     hooks: Dict[str, Any] = {
         "enabled": settings.enabled,
         "show_in_tui": settings.show_in_tui,
@@ -1613,21 +1624,24 @@ def settings_document(settings: Settings) -> Dict[str, Any]:
             "style": settings.injected_content.style,
         },
     }
-    for key in INHERITED_KEYS:
-        hooks[key] = getattr(settings, key)
+    hooks.update(_inherited_document(settings, inherited))
     for phase in PHASES:
-        hooks[phase] = [_hook_document(hook) for hook in settings.hooks_for(phase)]
+        hooks[phase] = [_hook_document(hook, inherited) for hook in settings.hooks_for(phase)]
     return {"hooks": hooks, "tools": {"bash": {"absolute_paths": settings.absolute_paths}}}
 
 
-def _hook_document(hook: HookDefinition) -> Dict[str, Any]:
+def _hook_document(hook: HookDefinition, inherited: Sequence[InheritedSetting]) -> Dict[str, Any]:
     document = {"label": hook.label, "command": hook.command}
-    for key in INHERITED_KEYS:
-        document[key] = getattr(hook, key)
+    document.update(_inherited_document(hook, inherited))
     document["include_tools"] = list(hook.include_tools)
     document["exclude_tools"] = list(hook.exclude_tools)
     document["dialect"] = hook.dialect
     return document
+
+
+def _inherited_document(values: Any, inherited: Sequence[InheritedSetting]) -> Dict[str, Any]:
+    """The inherited settings of a Settings or a HookDefinition, in table order."""
+    return {setting.key: getattr(values, setting.key) for setting in inherited}
 
 
 class SettingsWatcher:
