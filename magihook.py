@@ -7765,21 +7765,23 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
 
 
 def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]) -> int:
-    """magihook's 1-60 s for Claude's timeout.  A guard stopped by its timeout lets the call
-    through (in Claude Code too), so a before_tool hook that may now be stopped sooner is
-    reported."""
+    """Claude's timeout within magihook's timeout_seconds bounds (none: the longest).  A guard
+    stopped by its timeout lets the call through (in Claude Code too), so a before_tool hook
+    that may now be stopped sooner is reported."""
     import math
 
+    bounds = INHERITED_SETTINGS_BY_KEY["timeout_seconds"]
+    least, most = bounds.minimum, bounds.maximum
     given = _is_number(timeout) and math.isfinite(timeout)
-    seconds = min(60, max(1, int(math.ceil(timeout)))) if given else 60
+    seconds = min(most, max(least, int(math.ceil(timeout)))) if given else most
     if given and seconds != timeout:
-        report.append("%s: %g s became %d s (magihook allows 1 to 60)%s" % (
-            json_path(path), timeout, seconds,
+        report.append("%s: %g s became %d s (magihook allows %d to %d)%s" % (
+            json_path(path), timeout, seconds, least, most,
             "; a guard stopped by it lets the call through" if seconds < timeout and
             phase == "before_tool" else ""))
     elif not given and phase == "before_tool":
-        report.append("%s: none, so 60 s (Claude Code waits %d s); a guard stopped by it lets "
-                      "the call through" % (json_path(path), _CLAUDE_HOOK_TIMEOUT_SECONDS))
+        report.append("%s: none, so %d s (Claude Code waits %d s); a guard stopped by it lets "
+                      "the call through" % (json_path(path), most, _CLAUDE_HOOK_TIMEOUT_SECONDS))
     return seconds
 
 
