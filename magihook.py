@@ -322,7 +322,7 @@ class Interrupted(MagihookError):
 # a zero fraction (5.0) IS an integer, so it validates; whoever reads the settings converts it
 # with int().  5.5 is rejected.
 
-_SCHEMA_FRAME = {
+_SCHEMA_FRAME: Dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "magihook settings",
     "description": (
@@ -400,6 +400,7 @@ _SCHEMA_FRAME = {
                     },
                     "additionalProperties": False,
                 },
+                # Here settings_schema() puts global_setting_properties(INHERITED_SETTINGS).
                 "before_tool": {
                     "description": "Hooks run, in order, before a matching tool runs.",
                     "type": "array",
@@ -480,6 +481,7 @@ _SCHEMA_FRAME = {
                     "type": "string",
                     "minLength": 1,
                 },
+                # Here settings_schema() puts hook_setting_properties(INHERITED_SETTINGS).
                 "include_tools": {
                     "description": (
                         "If non-empty, the hook runs only for these tools. No effect for "
@@ -1067,6 +1069,7 @@ class HookDefinition:
     index: int
     label: str
     command: str
+    # The INHERITED_SETTINGS rows, by hand for the type checker; a test pins them to the table.
     payload: str
     failure_policy: str
     timeout_seconds: int
@@ -1099,6 +1102,7 @@ class Settings:
     enabled: bool = False
     show_in_tui: bool = False
     injected_content: InjectedContentDisplay = InjectedContentDisplay()
+    # The INHERITED_SETTINGS rows, by hand for the type checker; a test pins them to the table.
     payload: str = HOOK_DEFAULTS["payload"]
     timeout_seconds: int = HOOK_DEFAULTS["timeout_seconds"]
     stdout_max_bytes: int = HOOK_DEFAULTS["stdout_max_bytes"]
@@ -1631,7 +1635,7 @@ def settings_document(
 
 
 def _hook_document(hook: HookDefinition, inherited: Sequence[InheritedSetting]) -> Dict[str, Any]:
-    document = {"label": hook.label, "command": hook.command}
+    document: Dict[str, Any] = {"label": hook.label, "command": hook.command}
     document.update(_inherited_document(hook, inherited))
     document["include_tools"] = list(hook.include_tools)
     document["exclude_tools"] = list(hook.exclude_tools)
@@ -7770,8 +7774,9 @@ def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]
     that may now be stopped sooner is reported."""
     import math
 
-    bounds = INHERITED_SETTINGS_BY_KEY["timeout_seconds"]
-    least, most = bounds.minimum, bounds.maximum
+    timeouts = INHERITED_SETTINGS_BY_KEY["timeout_seconds"]
+    least, most = timeouts.minimum, timeouts.maximum
+    assert least is not None and most is not None  # an integer setting has both bounds
     given = _is_number(timeout) and math.isfinite(timeout)
     seconds = min(most, max(least, int(math.ceil(timeout)))) if given else most
     if given and seconds != timeout:
