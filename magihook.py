@@ -134,15 +134,68 @@ BUILTIN_TOOLS = (
 )
 TOOL_ALIASES = MappingProxyType({"shell": "bash"})
 
-HOOK_DEFAULTS = MappingProxyType({
-    "payload": "redacted",
-    "timeout_seconds": 5,
-    "stdout_max_bytes": 8192,
-    "stderr_max_bytes": 8192,
-    "provider_context_injection": False,
-    "provider_context_max_bytes": 4096,
-    "failure_policy": "warn",
-})
+@record(frozen=True)
+class InheritedSetting:
+    """One global `hooks` setting that a hook definition inherits when it does not set it: a row
+    of INHERITED_SETTINGS, from which the schema, the defaults and the settings documents come."""
+
+    key: str
+    schema_type: str  # the JSON Schema type
+    default: Any
+    description: str  # of the global setting, in the schema
+    # What the hook's own setting is ("Timeout of this hook in seconds"); the schema adds
+    # "Defaults to the global hooks.KEY." and then `hook_note`.
+    hook_description: str
+    enum: Optional[Tuple[str, ...]] = None
+    minimum: Optional[int] = None
+    maximum: Optional[int] = None
+    hook_note: str = ""
+
+
+# The spec's global settings table, in its order (the schema's global block and the settings
+# documents follow it).  Adding a setting here is the whole change outside the records, whose
+# fields are pinned to this table by tests/test_settings_schema.py.
+INHERITED_SETTINGS = (
+    InheritedSetting(
+        "payload", "string", "redacted", "Default payload mode for hooks.",
+        "Payload mode of this hook", enum=("redacted", "full")),
+    InheritedSetting(
+        "timeout_seconds", "integer", 5,
+        "Per-hook process timeout in seconds. A timeout is a hook failure.",
+        "Timeout of this hook in seconds", minimum=1, maximum=60),
+    InheritedSetting(
+        "stdout_max_bytes", "integer", 8192,
+        "Max captured stdout bytes. Exceeding it is a hook failure.",
+        "stdout cap of this hook", minimum=1, maximum=65536),
+    InheritedSetting(
+        "stderr_max_bytes", "integer", 8192,
+        "Max captured stderr bytes. Exceeding it is a hook failure.",
+        "stderr cap of this hook", minimum=1, maximum=65536),
+    InheritedSetting(
+        "provider_context_injection", "boolean", False,
+        "Default opt-in for successful after_tool/after_assistant/after_reasoning hooks to "
+        "inject stdout context_items as provider-visible user messages.",
+        "Context injection opt-in of this hook (after phases only)"),
+    InheritedSetting(
+        "provider_context_max_bytes", "integer", 4096,
+        "Max total UTF-8 bytes of injected context content per hook.",
+        "Injected context byte limit of this hook", minimum=1, maximum=16384),
+    InheritedSetting(
+        "failure_policy", "string", "warn",
+        "Default handling of hook failures. 'block' is valid only for before_tool; after-phase "
+        "hooks must then set their own policy.",
+        "Failure policy of this hook", enum=("ignore", "warn", "block", "fail"),
+        hook_note="'block' only works in before_tool."),
+)
+INHERITED_SETTINGS_BY_KEY = MappingProxyType({setting.key: setting for setting in INHERITED_SETTINGS})
+
+
+def setting_defaults(settings: Sequence[InheritedSetting]) -> Dict[str, Any]:
+    """Each setting's default, by key, in table order."""
+    return {setting.key: setting.default for setting in settings}
+
+
+HOOK_DEFAULTS = MappingProxyType(setting_defaults(INHERITED_SETTINGS))
 # Global settings that a hook definition inherits when it does not set them.
 INHERITED_KEYS = tuple(HOOK_DEFAULTS)
 
@@ -282,8 +335,10 @@ class _RepeatedKey(ValueError):
 # 3. Settings: schema and validation
 # =================================================================================================
 # SETTINGS_SCHEMA is the single source of truth for the settings file (schema.json is a
-# byte-for-byte dump of it, kept equal by a test).  schema_error() checks a settings document
-# against it with one of two engines that must give the SAME answer:
+# byte-for-byte dump of it, kept equal by a test): _SCHEMA_FRAME below, with the properties of
+# the inherited settings (section 1's INHERITED_SETTINGS) put in by settings_schema().
+# schema_error() checks a settings document against it with one of two engines that must give
+# the SAME answer:
 #   - "jsonschema": the real library (imported lazily: it is optional and costs tens of ms);
 #   - "builtin": a tiny stdlib interpreter of exactly the keywords used below, which replays
 #     jsonschema's error order and best_match() relevance so a vendored copy without jsonschema
@@ -296,7 +351,7 @@ class _RepeatedKey(ValueError):
 # a zero fraction (5.0) IS an integer, so it validates; whoever reads the settings converts it
 # with int().  5.5 is rejected.
 
-SETTINGS_SCHEMA = {
+_SCHEMA_FRAME: Dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "magihook settings",
     "description": (
@@ -374,57 +429,7 @@ SETTINGS_SCHEMA = {
                     },
                     "additionalProperties": False,
                 },
-                "payload": {
-                    "description": "Default payload mode for hooks.",
-                    "type": "string",
-                    "enum": ["redacted", "full"],
-                    "default": "redacted",
-                },
-                "timeout_seconds": {
-                    "description": "Per-hook process timeout in seconds. A timeout is a hook failure.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 60,
-                    "default": 5,
-                },
-                "stdout_max_bytes": {
-                    "description": "Max captured stdout bytes. Exceeding it is a hook failure.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 65536,
-                    "default": 8192,
-                },
-                "stderr_max_bytes": {
-                    "description": "Max captured stderr bytes. Exceeding it is a hook failure.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 65536,
-                    "default": 8192,
-                },
-                "provider_context_injection": {
-                    "description": (
-                        "Default opt-in for successful after_tool/after_assistant/after_reasoning "
-                        "hooks to inject stdout context_items as provider-visible user messages."
-                    ),
-                    "type": "boolean",
-                    "default": False,
-                },
-                "provider_context_max_bytes": {
-                    "description": "Max total UTF-8 bytes of injected context content per hook.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 16384,
-                    "default": 4096,
-                },
-                "failure_policy": {
-                    "description": (
-                        "Default handling of hook failures. 'block' is valid only for "
-                        "before_tool; after-phase hooks must then set their own policy."
-                    ),
-                    "type": "string",
-                    "enum": ["ignore", "warn", "block", "fail"],
-                    "default": "warn",
-                },
+                # Here settings_schema() puts global_setting_properties(INHERITED_SETTINGS).
                 "before_tool": {
                     "description": "Hooks run, in order, before a matching tool runs.",
                     "type": "array",
@@ -505,53 +510,7 @@ SETTINGS_SCHEMA = {
                     "type": "string",
                     "minLength": 1,
                 },
-                "payload": {
-                    "description": "Payload mode of this hook. Defaults to the global hooks.payload.",
-                    "type": "string",
-                    "enum": ["redacted", "full"],
-                },
-                "failure_policy": {
-                    "description": (
-                        "Failure policy of this hook. Defaults to the global hooks.failure_policy. "
-                        "'block' only works in before_tool."
-                    ),
-                    "type": "string",
-                    "enum": ["ignore", "warn", "block", "fail"],
-                },
-                "timeout_seconds": {
-                    "description": "Timeout of this hook in seconds. Defaults to the global hooks.timeout_seconds.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 60,
-                },
-                "stdout_max_bytes": {
-                    "description": "stdout cap of this hook. Defaults to the global hooks.stdout_max_bytes.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 65536,
-                },
-                "stderr_max_bytes": {
-                    "description": "stderr cap of this hook. Defaults to the global hooks.stderr_max_bytes.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 65536,
-                },
-                "provider_context_injection": {
-                    "description": (
-                        "Context injection opt-in of this hook (after phases only). Defaults to "
-                        "the global hooks.provider_context_injection."
-                    ),
-                    "type": "boolean",
-                },
-                "provider_context_max_bytes": {
-                    "description": (
-                        "Injected context byte limit of this hook. Defaults to the global "
-                        "hooks.provider_context_max_bytes."
-                    ),
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 16384,
-                },
+                # Here settings_schema() puts hook_setting_properties(INHERITED_SETTINGS).
                 "include_tools": {
                     "description": (
                         "If non-empty, the hook runs only for these tools. No effect for "
@@ -649,6 +608,60 @@ SETTINGS_SCHEMA = {
         },
     },
 }
+
+def settings_schema(settings: Sequence[InheritedSetting]) -> Dict[str, Any]:
+    """The settings file's JSON Schema: _SCHEMA_FRAME with each inherited setting's property in
+    the global `hooks` block (after `injected_content`) and in the hook block (after
+    `command`), the places the spec's tables give them."""
+    defs = dict(_SCHEMA_FRAME["$defs"])
+    defs["hooks"] = _insert_properties(
+        defs["hooks"], "injected_content", global_setting_properties(settings))
+    defs["hook"] = _insert_properties(defs["hook"], "command", hook_setting_properties(settings))
+    return dict(_SCHEMA_FRAME, **{"$defs": defs})
+
+
+def global_setting_properties(settings: Sequence[InheritedSetting]) -> Dict[str, Any]:
+    """The `hooks` block's property of each setting: its bounds and its default."""
+    return {setting.key: dict(_setting_property(setting.description, setting),
+                              default=setting.default)
+            for setting in settings}
+
+
+def hook_setting_properties(settings: Sequence[InheritedSetting]) -> Dict[str, Any]:
+    """The hook block's property of each setting: the same bounds and no default (the global
+    value is the default).  The spec's hook table lists a hook's modes (the enum settings:
+    payload, failure_policy) before its limits, so this block does too."""
+    properties = {}
+    for setting in sorted(settings, key=lambda setting: setting.enum is None):
+        description = "%s. Defaults to the global hooks.%s." % (setting.hook_description, setting.key)
+        if setting.hook_note:
+            description += " " + setting.hook_note
+        properties[setting.key] = _setting_property(description, setting)
+    return properties
+
+
+def _setting_property(description: str, setting: InheritedSetting) -> Dict[str, Any]:
+    schema: Dict[str, Any] = {"description": description, "type": setting.schema_type}
+    if setting.enum is not None:
+        schema["enum"] = list(setting.enum)
+    if setting.minimum is not None:
+        schema["minimum"] = setting.minimum
+    if setting.maximum is not None:
+        schema["maximum"] = setting.maximum
+    return schema
+
+
+def _insert_properties(block: Dict[str, Any], after: str, inserted: Dict[str, Any]) -> Dict[str, Any]:
+    """A copy of a schema block with `inserted` among its properties, right after `after`."""
+    properties = {}
+    for key, value in block["properties"].items():
+        properties[key] = value
+        if key == after:
+            properties.update(inserted)
+    return dict(block, properties=properties)
+
+
+SETTINGS_SCHEMA = settings_schema(INHERITED_SETTINGS)
 
 # Each custom rule's $defs name -> the keyword that fails when the rule is broken.
 _RULE_KEYWORDS = {
@@ -1085,6 +1098,7 @@ class HookDefinition:
     index: int
     label: str
     command: str
+    # The INHERITED_SETTINGS rows, by hand for the type checker; a test pins them to the table.
     payload: str
     failure_policy: str
     timeout_seconds: int
@@ -1117,6 +1131,7 @@ class Settings:
     enabled: bool = False
     show_in_tui: bool = False
     injected_content: InjectedContentDisplay = InjectedContentDisplay()
+    # The INHERITED_SETTINGS rows, by hand for the type checker; a test pins them to the table.
     payload: str = HOOK_DEFAULTS["payload"]
     timeout_seconds: int = HOOK_DEFAULTS["timeout_seconds"]
     stdout_max_bytes: int = HOOK_DEFAULTS["stdout_max_bytes"]
@@ -1527,7 +1542,7 @@ def settings_from_document(
     hooks = document.get("hooks") or {}
     tools = document.get("tools") or {}
     bash = tools.get("bash") or {} if isinstance(tools, dict) else {}
-    globals_ = {key: hooks.get(key, default) for key, default in HOOK_DEFAULTS.items()}
+    globals_ = inherited_values(INHERITED_SETTINGS, hooks, HOOK_DEFAULTS)
     shown = hooks.get("injected_content") or {}
     return Settings(
         path=path,
@@ -1540,7 +1555,7 @@ def settings_from_document(
             style=shown.get("style", "content"),
         ),
         absolute_paths=bool(bash.get("absolute_paths", True)),
-        **{key: _as_int_if_integral(value) for key, value in globals_.items()},
+        **globals_,
         **{
             phase: tuple(
                 _hook_definition(phase, index, raw, globals_)
@@ -1554,7 +1569,6 @@ def settings_from_document(
 def _hook_definition(
     phase: str, index: int, raw: Mapping[str, Any], globals_: Mapping[str, Any]
 ) -> HookDefinition:
-    values = {key: _as_int_if_integral(raw.get(key, globals_[key])) for key in INHERITED_KEYS}
     return HookDefinition(
         phase=phase,
         index=index,
@@ -1563,8 +1577,17 @@ def _hook_definition(
         include_tools=tuple(canonical_tool_name(name) for name in raw.get("include_tools", ())),
         exclude_tools=tuple(canonical_tool_name(name) for name in raw.get("exclude_tools", ())),
         dialect=raw.get("dialect", "magihook"),
-        **values,
+        **inherited_values(INHERITED_SETTINGS, raw, globals_),
     )
+
+
+def inherited_values(
+    settings: Sequence[InheritedSetting], own: Mapping[str, Any], inherited: Mapping[str, Any]
+) -> Dict[str, Any]:
+    """Each setting's value: `own`'s where it sets it, else `inherited`'s (a hook inherits the
+    global settings, and the global settings the defaults)."""
+    return {setting.key: _as_int_if_integral(own.get(setting.key, inherited[setting.key]))
+            for setting in settings}
 
 
 def _as_int_if_integral(value: Any) -> Any:
@@ -1615,8 +1638,11 @@ def _load_found(path: str, found_by: Optional[str], env: Mapping[str, str], engi
     return settings
 
 
-def settings_document(settings: Settings) -> Dict[str, Any]:
-    """The effective settings as a settings file: every default and inherited value filled in."""
+def settings_document(
+    settings: Settings, inherited: Sequence[InheritedSetting] = INHERITED_SETTINGS
+) -> Dict[str, Any]:
+    """The effective settings as a settings file: every default and inherited value filled in
+    (`inherited`: the rows of the inherited settings, INHERITED_SETTINGS but in a test)."""
     hooks: Dict[str, Any] = {
         "enabled": settings.enabled,
         "show_in_tui": settings.show_in_tui,
@@ -1626,21 +1652,24 @@ def settings_document(settings: Settings) -> Dict[str, Any]:
             "style": settings.injected_content.style,
         },
     }
-    for key in INHERITED_KEYS:
-        hooks[key] = getattr(settings, key)
+    hooks.update(_inherited_document(settings, inherited))
     for phase in PHASES:
-        hooks[phase] = [_hook_document(hook) for hook in settings.hooks_for(phase)]
+        hooks[phase] = [_hook_document(hook, inherited) for hook in settings.hooks_for(phase)]
     return {"hooks": hooks, "tools": {"bash": {"absolute_paths": settings.absolute_paths}}}
 
 
-def _hook_document(hook: HookDefinition) -> Dict[str, Any]:
-    document = {"label": hook.label, "command": hook.command}
-    for key in INHERITED_KEYS:
-        document[key] = getattr(hook, key)
+def _hook_document(hook: HookDefinition, inherited: Sequence[InheritedSetting]) -> Dict[str, Any]:
+    document: Dict[str, Any] = {"label": hook.label, "command": hook.command}
+    document.update(_inherited_document(hook, inherited))
     document["include_tools"] = list(hook.include_tools)
     document["exclude_tools"] = list(hook.exclude_tools)
     document["dialect"] = hook.dialect
     return document
+
+
+def _inherited_document(values: Any, inherited: Sequence[InheritedSetting]) -> Dict[str, Any]:
+    """The inherited settings of a Settings or a HookDefinition, in table order."""
+    return {setting.key: getattr(values, setting.key) for setting in inherited}
 
 
 class SettingsWatcher:
@@ -7802,21 +7831,24 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
 
 
 def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]) -> int:
-    """magihook's 1-60 s for Claude's timeout.  A guard stopped by its timeout lets the call
-    through (in Claude Code too), so a before_tool hook that may now be stopped sooner is
-    reported."""
+    """Claude's timeout within magihook's timeout_seconds bounds (none: the longest).  A guard
+    stopped by its timeout lets the call through (in Claude Code too), so a before_tool hook
+    that may now be stopped sooner is reported."""
     import math
 
+    timeouts = INHERITED_SETTINGS_BY_KEY["timeout_seconds"]
+    least, most = timeouts.minimum, timeouts.maximum
+    assert least is not None and most is not None  # an integer setting has both bounds
     given = _is_number(timeout) and math.isfinite(timeout)
-    seconds = min(60, max(1, int(math.ceil(timeout)))) if given else 60
+    seconds = min(most, max(least, int(math.ceil(timeout)))) if given else most
     if given and seconds != timeout:
-        report.append("%s: %g s became %d s (magihook allows 1 to 60)%s" % (
-            json_path(path), timeout, seconds,
+        report.append("%s: %g s became %d s (magihook allows %d to %d)%s" % (
+            json_path(path), timeout, seconds, least, most,
             "; a guard stopped by it lets the call through" if seconds < timeout and
             phase == "before_tool" else ""))
     elif not given and phase == "before_tool":
-        report.append("%s: none, so 60 s (Claude Code waits %d s); a guard stopped by it lets "
-                      "the call through" % (json_path(path), _CLAUDE_HOOK_TIMEOUT_SECONDS))
+        report.append("%s: none, so %d s (Claude Code waits %d s); a guard stopped by it lets "
+                      "the call through" % (json_path(path), most, _CLAUDE_HOOK_TIMEOUT_SECONDS))
     return seconds
 
 

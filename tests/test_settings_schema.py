@@ -312,6 +312,9 @@ def _ids(cases):
 def test_schema_json_equals_embedded_schema():
     with open(ROOT / "schema.json", encoding="utf-8") as handle:
         assert json.load(handle) == magihook.SETTINGS_SCHEMA
+    # Byte for byte, key order too (`magihook schema` prints the same): the schema is built.
+    text = (ROOT / "schema.json").read_text(encoding="utf-8")
+    assert text == json.dumps(magihook.SETTINGS_SCHEMA, indent=2) + "\n"
 
 
 def test_schema_is_valid_draft_2020_12():
@@ -483,3 +486,115 @@ def test_module_works_without_jsonschema_and_imports_nothing_heavy():
         env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True,
     )
     assert result.stdout.strip() == "('$.hooks.enabled', 'expected a boolean, got an integer')"
+
+
+# -- the table of inherited settings: one source for the schema, defaults, records, documents --
+
+# A made-up setting: nothing but this row knows it, so each place it shows up was derived.
+GRACE = magihook.InheritedSetting(
+    "grace_seconds", "integer", 2, "Seconds a hook gets to end after SIGTERM.",
+    "Grace period of this hook", minimum=0, maximum=9)
+WIDE_TABLE = magihook.INHERITED_SETTINGS + (GRACE,)
+RECORD_TYPES = {"integer": "int", "boolean": "bool", "string": "str"}
+
+
+def _widened(record, **extra):
+    """`record` as an instance of a subclass that also has the fields `extra` (class values):
+    a stand-in for a record with the new field, as HookDefinition and Settings would get."""
+    wide = type("Wide" + type(record).__name__, (type(record),), extra)
+    return wide(**{name: getattr(record, name) for name in type(record).__record_fields__})
+
+
+def test_adding_a_row_is_the_whole_change():
+    schema = magihook.settings_schema(WIDE_TABLE)
+    defs = schema["$defs"]
+    assert defs["hooks"]["properties"]["grace_seconds"] == {
+        "description": "Seconds a hook gets to end after SIGTERM.", "type": "integer",
+        "minimum": 0, "maximum": 9, "default": 2}
+    assert defs["hook"]["properties"]["grace_seconds"] == {
+        "description": "Grace period of this hook. Defaults to the global hooks.grace_seconds.",
+        "type": "integer", "minimum": 0, "maximum": 9}
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"hooks": {"grace_seconds": 9, "before_tool": [
+        {"command": "true", "grace_seconds": 0}]}})
+    assert not validator.is_valid({"hooks": {"after_tool": [{"command": "true", "grace_seconds": 10}]}})
+    assert not jsonschema.Draft202012Validator(magihook.SETTINGS_SCHEMA).is_valid(
+        {"hooks": {"grace_seconds": 2}})
+
+    defaults = magihook.setting_defaults(WIDE_TABLE)
+    assert defaults == dict(magihook.HOOK_DEFAULTS, grace_seconds=2)
+    assert magihook.inherited_values(WIDE_TABLE, {}, defaults)["grace_seconds"] == 2
+    global_values = magihook.inherited_values(WIDE_TABLE, {"grace_seconds": 7.0}, defaults)
+    assert global_values["grace_seconds"] == 7 and type(global_values["grace_seconds"]) is int
+    assert magihook.inherited_values(WIDE_TABLE, {"command": "true"}, global_values)["grace_seconds"] == 7
+    assert magihook.inherited_values(WIDE_TABLE, {"grace_seconds": 1}, global_values)["grace_seconds"] == 1
+
+    settings = magihook.settings_from_document(
+        {"hooks": {"enabled": True, "after_tool": [{"command": "true"}]}})
+    hook = _widened(settings.after_tool[0], grace_seconds=7)
+    wide = magihook.replace_fields(_widened(settings, grace_seconds=7), after_tool=(hook,))
+    document = magihook.settings_document(wide, WIDE_TABLE)
+    assert document["hooks"]["grace_seconds"] == 7
+    assert document["hooks"]["after_tool"][0]["grace_seconds"] == 7
+    validator.validate(document)
+    assert document == magihook.settings_document(wide, WIDE_TABLE) != magihook.settings_document(wide)
+
+
+def test_the_schema_and_defaults_are_the_tables():
+    assert magihook.SETTINGS_SCHEMA == magihook.settings_schema(magihook.INHERITED_SETTINGS)
+    assert dict(magihook.HOOK_DEFAULTS) == magihook.setting_defaults(magihook.INHERITED_SETTINGS)
+    assert magihook.INHERITED_KEYS == tuple(s.key for s in magihook.INHERITED_SETTINGS)
+    assert dict(magihook.INHERITED_SETTINGS_BY_KEY) == {s.key: s for s in magihook.INHERITED_SETTINGS}
+    # Rows whose key is not in the table are the frame's: none of them is an inherited setting.
+    defs = magihook.SETTINGS_SCHEMA["$defs"]
+    assert [key for key in defs["hooks"]["properties"] if key in magihook.HOOK_DEFAULTS] == list(
+        magihook.INHERITED_KEYS)
+    assert sorted(key for key in defs["hook"]["properties"] if key in magihook.HOOK_DEFAULTS) == sorted(
+        magihook.INHERITED_KEYS)
+
+
+@pytest.mark.parametrize("record", [magihook.HookDefinition, magihook.Settings])
+def test_record_fields_are_pinned_to_the_table(record):
+    """`record` reads the class annotations, so the records list these fields by hand: each
+    table row is a field of the record's type (and, in Settings, with the row's default)."""
+    annotations = record.__annotations__
+    for setting in magihook.INHERITED_SETTINGS:
+        assert setting.key in record.__record_fields__
+        assert annotations[setting.key] == RECORD_TYPES[setting.schema_type], setting.key
+    if record is magihook.Settings:
+        inert = magihook.Settings()
+        assert {s.key: getattr(inert, s.key) for s in magihook.INHERITED_SETTINGS} == dict(
+            magihook.HOOK_DEFAULTS)
+
+
+def test_claude_code_import_keeps_to_the_tables_timeout_bounds():
+    bounds = magihook.INHERITED_SETTINGS_BY_KEY["timeout_seconds"]
+    handlers = [{"type": "command", "command": "true", "timeout": timeout} for timeout in (10 ** 6, 0.001)]
+    handlers.append({"type": "command", "command": "true"})
+    converted, report = magihook.import_claude_code(
+        {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": handlers}]}})
+    assert [hook["timeout_seconds"] for hook in converted["hooks"]["before_tool"]] == [
+        bounds.maximum, bounds.minimum, bounds.maximum]
+    assert "(magihook allows %d to %d)" % (bounds.minimum, bounds.maximum) in report[0]
+    assert magihook.schema_error(converted) is None
+
+
+def _documented_inherited_rows():
+    """The rows of docs/settings.md's global settings table marked *inherited*."""
+    text = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if line.startswith("| `") and "(*inherited*)" in line:
+            key, kind, default, bounds = (cell.strip() for cell in line.strip("|").split("|"))
+            yield key.strip("`"), kind, default.strip("`"), bounds
+
+
+def test_the_docs_table_matches_the_table():
+    rows = list(_documented_inherited_rows())
+    assert [row[0] for row in rows] == list(magihook.INHERITED_KEYS)
+    for (key, kind, default, bounds), setting in zip(rows, magihook.INHERITED_SETTINGS):
+        assert (kind, json.loads(default)) == (setting.schema_type, setting.default), key
+        if setting.minimum is not None:
+            assert bounds.startswith("%d–%d " % (setting.minimum, setting.maximum)), key
+        for value in setting.enum or ():
+            assert "`%s`" % value in bounds, key
