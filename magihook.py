@@ -69,7 +69,7 @@ class FrozenInstanceError(AttributeError):
     """Assignment to a field of a frozen record."""
 
 
-def record(cls: Any = None, *, frozen: bool = False) -> Any:
+def _record(cls: Any = None, *, frozen: bool = False) -> Any:
     """A small stand-in for `dataclasses.dataclass`: `__init__`, `__repr__`, `__eq__` (and,
     frozen, read-only fields and `__hash__`) from the class annotations, defaults from the class
     body.  Importing dataclasses and generating its methods costs ~7 ms of every call's start-up.
@@ -119,11 +119,21 @@ def record(cls: Any = None, *, frozen: bool = False) -> Any:
     return wrap if cls is None else wrap(cls)
 
 
-def replace_fields(instance: Any, **changes: Any) -> Any:
+def _replace_fields(instance: Any, **changes: Any) -> Any:
     """A copy of a record with some fields changed (`dataclasses.replace`)."""
     values = {name: getattr(instance, name) for name in type(instance).__record_fields__}
     values.update(changes)
     return type(instance)(**values)
+
+
+# A checker cannot see the fields `_record` makes; it knows the dataclass it stands in for, so it
+# checks every record's construction and `replace_fields` call against that (the run time keeps
+# the stand-in: dataclasses is off the `run` path).
+if TYPE_CHECKING:
+    from dataclasses import dataclass as record
+    from dataclasses import replace as replace_fields
+else:
+    record, replace_fields = _record, _replace_fields
 
 
 PHASES = ("before_tool", "after_tool", "after_assistant", "after_reasoning")
