@@ -42,7 +42,22 @@ from types import MappingProxyType
 # strings): importing typing costs 3-10 ms of every call's start-up where site does not already.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypedDict
+    import select
+    from typing import (
+        Any,
+        Callable,
+        Dict,
+        Iterator,
+        List,
+        Mapping,
+        Optional,
+        Sequence,
+        Set,
+        TextIO,
+        Tuple,
+        TypedDict,
+        Union,
+    )
 
 __version__ = "0.1.0"
 __all__ = [
@@ -65,7 +80,7 @@ __all__ = [
 # 1. Constants and defaults
 # =================================================================================================
 
-def record(cls: Any = None, *, frozen: bool = False) -> Any:
+def _record(cls: Any = None, *, frozen: bool = False) -> Any:
     """A small stand-in for `dataclasses.dataclass`: `__init__`, `__repr__`, `__eq__` (and,
     frozen, read-only fields and `__hash__`) from the class annotations, defaults from the class
     body.  Importing dataclasses and generating its methods costs ~7 ms of every call's start-up.
@@ -115,11 +130,21 @@ def record(cls: Any = None, *, frozen: bool = False) -> Any:
     return wrap if cls is None else wrap(cls)
 
 
-def replace_fields(instance: Any, **changes: Any) -> Any:
+def _replace_fields(instance: Any, **changes: Any) -> Any:
     """A copy of a record with some fields changed (`dataclasses.replace`)."""
     values = {name: getattr(instance, name) for name in type(instance).__record_fields__}
     values.update(changes)
     return type(instance)(**values)
+
+
+# A checker cannot see the fields `_record` makes; it knows the dataclass it stands in for, so it
+# checks every record's construction and `replace_fields` call against that (the run time keeps
+# the stand-in: dataclasses is off the `run` path).
+if TYPE_CHECKING:
+    from dataclasses import dataclass as record
+    from dataclasses import replace as replace_fields
+else:
+    record, replace_fields = _record, _replace_fields
 
 
 PHASES = ("before_tool", "after_tool", "after_assistant", "after_reasoning")
@@ -195,7 +220,7 @@ def setting_defaults(settings: Sequence[InheritedSetting]) -> Dict[str, Any]:
     return {setting.key: setting.default for setting in settings}
 
 
-HOOK_DEFAULTS = MappingProxyType(setting_defaults(INHERITED_SETTINGS))
+HOOK_DEFAULTS: Mapping[str, Any] = MappingProxyType(setting_defaults(INHERITED_SETTINGS))
 # Global settings that a hook definition inherits when it does not set them.
 INHERITED_KEYS = tuple(HOOK_DEFAULTS)
 
@@ -762,7 +787,7 @@ def _rule_name(keyword: str, fragment: Any) -> Optional[str]:
 
 def _dialect_reason(hook: Any) -> str:
     # The rules only fire when dialect is one of the foreign enum values, so it is safe to show.
-    dialect = hook.get("dialect") if isinstance(hook, dict) else None
+    dialect: Any = hook.get("dialect") if isinstance(hook, dict) else None
     agent = _DIALECT_AGENTS.get(dialect, "that agent")
     return "a hook with dialect %s receives %s's unredacted hook stdin" % (_short(dialect), agent)
 
@@ -865,7 +890,7 @@ def _suggest(word: str, candidates: Any) -> Optional[str]:
     return close[0] if close else None
 
 
-def _json_path_segment(key: Any) -> str:
+def _json_path_segment(key: Union[int, str]) -> str:
     """One step of jsonschema's ValidationError.json_path: [0], .name or ['odd key']."""
     if isinstance(key, int):
         return "[%d]" % key
@@ -948,7 +973,7 @@ def _is_type(value: Any, name: str) -> bool:
     raise ValueError("builtin schema engine: unknown type %r" % (name,))
 
 
-def _equal(one: Any, two: Any) -> bool:
+def _equal(one: object, two: object) -> bool:
     """jsonschema._utils.equal: JSON equality, where true is not 1 and false is not 0."""
     if one is two:
         return True
@@ -1149,7 +1174,8 @@ class Settings:
     untrusted: Optional[str] = None
 
     def hooks_for(self, phase: str) -> Tuple[HookDefinition, ...]:
-        return getattr(self, phase)
+        hooks: Tuple[HookDefinition, ...] = getattr(self, phase)  # phase is one of PHASES
+        return hooks
 
 
 SETTINGS_NAMES = ("settings.json", "settings.toml")
@@ -1219,7 +1245,7 @@ def _same_folder(one: str, two: str) -> bool:
 
 def is_project_file(found_by: Optional[str]) -> bool:
     """Whether a settings file was found by the project search (and so needs trust)."""
-    return bool(found_by) and found_by.startswith(".")
+    return found_by is not None and found_by.startswith(".")
 
 
 def discover_settings(
@@ -1504,11 +1530,13 @@ def _duplicate_key_place(text: str) -> str:
 
 
 def _parse_toml(path: str, raw: bytes) -> Any:
-    try:
-        import tomllib as toml_reader  # type: ignore[import-not-found]
-    except ImportError:
+    # A version check, not a try of tomllib: a checker then reads each branch against its own
+    # Python (tomllib is in the standard library from 3.11 on).
+    if sys.version_info >= (3, 11):
+        import tomllib as toml_reader
+    else:
         try:
-            import tomli as toml_reader  # type: ignore[import-not-found,no-redef]
+            import tomli as toml_reader
         except ImportError:
             raise SettingsError(
                 "%s: reading TOML needs Python 3.11+ or the 'tomli' package" % path
@@ -1544,6 +1572,14 @@ def settings_from_document(
     bash = tools.get("bash") or {} if isinstance(tools, dict) else {}
     globals_ = inherited_values(INHERITED_SETTINGS, hooks, HOOK_DEFAULTS)
     shown = hooks.get("injected_content") or {}
+    # Any, not the tuples they are: a checker matches one ** mapping against every field's type.
+    phase_hooks: Dict[str, Any] = {
+        phase: tuple(
+            _hook_definition(phase, index, raw, globals_)
+            for index, raw in enumerate(hooks.get(phase) or ())
+        )
+        for phase in PHASES
+    }
     return Settings(
         path=path,
         found_by=found_by,
@@ -1556,13 +1592,7 @@ def settings_from_document(
         ),
         absolute_paths=bool(bash.get("absolute_paths", True)),
         **globals_,
-        **{
-            phase: tuple(
-                _hook_definition(phase, index, raw, globals_)
-                for index, raw in enumerate(hooks.get(phase) or ())
-            )
-            for phase in PHASES
-        },
+        **phase_hooks,
     )
 
 
@@ -1693,7 +1723,7 @@ class SettingsWatcher:
         self._cwd = os.getcwd() if cwd is None else cwd
         self._engine = engine
         # (path, found_by) -> (identity, the Settings or the SettingsError message of it)
-        self._loaded: Dict[Tuple[Optional[str], Optional[str]], Tuple[tuple, Any]] = {}
+        self._loaded: Dict[Tuple[Optional[str], Optional[str]], Tuple[tuple, Union[Settings, str]]] = {}
 
     def current(self, cwd: Optional[str] = None) -> Settings:
         path, found_by = discover_settings(self._explicit, self._env, cwd or self._cwd)
@@ -1703,7 +1733,7 @@ class SettingsWatcher:
         known = self._loaded.get((path, found_by))
         if known is None or known[0] != identity:
             try:
-                loaded: Any = Settings() if path is None else _load_found(
+                loaded: Union[Settings, str] = Settings() if path is None else _load_found(
                     path, found_by, self._env, self._engine)
             except SettingsError as exc:
                 loaded = str(exc)
@@ -2277,7 +2307,7 @@ _UUID = ((_HEX, 8, 8), "-", (_HEX, 4, 4), "-", (_HEX, 4, 4), "-", (_HEX, 4, 4), 
 
 # (id, prefixes, shape, example, near miss[, options]).  Formats as documented by the vendors
 # and by the public gitleaks and trufflehog rule sets.
-TOKEN_RULES = (
+TOKEN_RULES: Tuple[Tuple[Any, ...], ...] = (
     # -- led by "_" --
     ("github-pat", ("ghp_",), ((_AN, 30, 255),),
      "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",
@@ -3442,7 +3472,8 @@ def token_example(rule: TokenRule, rng: Any) -> str:
 
 
 def _alphabet_chars(alphabet: str) -> str:
-    chars, i = [], 0
+    chars: List[str] = []
+    i = 0
     while i < len(alphabet):
         if i + 2 < len(alphabet) and alphabet[i + 1] == "-":
             chars.extend(chr(c) for c in range(ord(alphabet[i]), ord(alphabet[i + 2]) + 1))
@@ -3772,9 +3803,9 @@ def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Opti
         if m.start("scheme") < 0:
             if _is_code_reference(value, spaced_equals, ":" in sep, memo):
                 return None
-            scheme = _scheme_token(text, value, end) if last == "authorization" else None
-            if scheme is not None:
-                return scheme                 # Authorization: <any scheme> <token>
+            token = _scheme_token(text, value, end) if last == "authorization" else None
+            if token is not None:
+                return token                  # Authorization: <any scheme> <token>
             if _is_count_or_prose(text, name, value, end, ":" in sep):
                 return None
         if last in ("cookie", "cookies"):
@@ -4189,7 +4220,7 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
 # -- Public entry points -------------------------------------------------------
 
 def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
-    merged = []
+    merged: List[List[int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
             if end > merged[-1][1]:
@@ -4302,7 +4333,8 @@ def redact_second_look(bodies: Dict[str, Any], originals: Mapping[str, Any]) -> 
     reads what the first step removed from the two trees, so no text is scanned twice."""
     found: Dict[str, None] = {}
     looked = _second_look(bodies, dict((key, originals.get(key)) for key in bodies), found)
-    return redact_repeated(looked, found)
+    redacted: Dict[str, Any] = redact_repeated(looked, found)  # BODIES' dict, copied as a dict
+    return redacted
 
 
 def _second_look(redacted: Any, original: Any, found: Dict[str, None]) -> Any:
@@ -4332,7 +4364,7 @@ def _removed(original: str, redacted: str) -> List[str]:
     pieces = redacted.split(REDACTION_MARKER)
     if len(pieces) < 2 or not original.startswith(pieces[0]) or not original.endswith(pieces[-1]):
         return []
-    secrets = []
+    secrets: List[str] = []
     start = len(pieces[0])
     for piece in pieces[1:-1]:
         end = original.find(piece, start + 1)
@@ -4375,10 +4407,10 @@ def _ansi_re() -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=1)
 def _control_table() -> Mapping[int, Optional[str]]:
-    table = {c: None for c in range(0x00, 0x20)}
+    table: Dict[int, Optional[str]] = {c: None for c in range(0x00, 0x20)}
     table.update({c: None for c in range(0x7F, 0xA0)})
-    for c in "\t\n\r\v\f\u0085\u2028\u2029":
-        table[ord(c)] = " "
+    for char in "\t\n\r\v\f\u0085\u2028\u2029":
+        table[ord(char)] = " "
     # Bidi overrides/isolates can make a terminal show text out of order.
     for c in list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)) + [0x200E, 0x200F]:
         table[c] = None
@@ -4524,7 +4556,8 @@ def redact_request(request: Mapping[str, Any], phase: str) -> Dict[str, Any]:
     if phase in MESSAGE_PHASES:
         # A message is the payload: its text is kept, only credentials inside it go.
         return {"text": redact_credentials(request["text"])}
-    return redact_tree(request)
+    redacted: Dict[str, Any] = redact_tree(request)  # a decoded JSON object: it copies a dict as a dict
+    return redacted
 
 
 def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
@@ -5175,7 +5208,7 @@ def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str
     0-2, which the dup2 actions overwrite.  It closes no descriptors by itself: the caller's are
     private (start_hook's `owns_process`), ours are close-on-exec.
     """
-    spawn = getattr(os, "posix_spawn", None)
+    spawn: Optional[Callable[..., int]] = getattr(os, "posix_spawn", None)
     if spawn is None or min(child) <= 2:
         return None
     try:
@@ -5188,7 +5221,7 @@ def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str
     defaults = [getattr(_signal, name) for name in _DEFAULT_IN_HOOK if hasattr(_signal, name)]
     try:
         return spawn(argv[0], argv, _spawn_environment() if env is None else env,
-                     file_actions=[(os.POSIX_SPAWN_DUP2, fd, target)  # type: ignore[attr-defined]
+                     file_actions=[(os.POSIX_SPAWN_DUP2, fd, target)
                                    for target, fd in enumerate(child)],
                      setsid=True, setsigdef=defaults)
     except (NotImplementedError, ValueError):
@@ -5203,8 +5236,9 @@ def _spawn_environment() -> Optional[Mapping[Any, Any]]:
     ~20-50 µs a hook."""
     if sys.version_info >= (3, 13):
         return None
-    data = getattr(os.environ, "_data", None)
-    return data if isinstance(data, dict) else os.environ
+    else:  # a branch, not an early return: a checker on 3.13 skips it instead of calling it unreachable
+        data = getattr(os.environ, "_data", None)
+        return data if isinstance(data, dict) else os.environ
 
 
 def _make_fds_private() -> bool:
@@ -5420,6 +5454,8 @@ class _Exchange:
 
         self.process = process
         self.caps = caps
+        # start_hook opened both output pipes, and only end_hook, after this, closes them.
+        assert process.stdout is not None and process.stderr is not None
         self.streams = {process.stdout: 0, process.stderr: 1}  # fd: index in captured and sizes
         self.captured: List[List[bytes]] = [[], []]
         self.sizes = [0, 0]
@@ -5530,7 +5566,7 @@ class _Exchange:
                            % (("stdout", "stderr")[over], self.caps[over]), elapsed_ms=elapsed)
 
 
-def _wait(poller: Any, seconds: float) -> List[Tuple[int, int]]:
+def _wait(poller: select.poll, seconds: float) -> List[Tuple[int, int]]:
     """poller.poll, the one wait of a hook's run that a signal cuts short (InterruptGate)."""
     gate = active_gate()
     if gate is None:
@@ -5544,7 +5580,7 @@ def _wait(poller: Any, seconds: float) -> List[Tuple[int, int]]:
 
 def _open_pidfd(pid: int) -> Optional[int]:
     try:
-        return os.pidfd_open(pid)  # type: ignore[attr-defined]
+        return os.pidfd_open(pid)
     except (AttributeError, OSError):
         return None
 
@@ -5680,7 +5716,7 @@ def _kill_member(pid: int, sid: int) -> None:
     import signal
 
     try:
-        fd = os.pidfd_open(pid)  # type: ignore[attr-defined]
+        fd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         fd = None
     try:
@@ -5688,7 +5724,7 @@ def _kill_member(pid: int, sid: int) -> None:
         if ids is None or ids[1] != sid:
             return
         if fd is not None:
-            signal.pidfd_send_signal(fd, signal.SIGKILL)  # type: ignore[attr-defined]
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
         else:
             os.kill(pid, signal.SIGKILL)
     except OSError:  # gone meanwhile, or not ours to kill (pidfd_send_signal exists with fd)
@@ -5861,20 +5897,20 @@ def lifecycle_payload(
     outcome: Optional[HookOutcome] = None,
 ) -> Dict[str, Any]:
     """A `hook_lifecycle` / `hook_diagnostic` payload: exactly the spec's allowlist."""
-    failed = outcome is not None and outcome.category is not None
+    failure = outcome if outcome is not None and outcome.category is not None else None
     return {
         "phase": hook.phase,
         "label": sanitize_message(hook.label, 80),
         "target_tool": event.tool_name,
         "status": status,
         "policy": hook.failure_policy,
-        "category": outcome.category if failed else None,
+        "category": failure.category if failure is not None else None,
         "target_ran": hook.phase != "before_tool",
         "tool_call_id": record_call_id(event),
         "activity_id": hook_activity_id(hook, event),
         "hook_index": hook.index,
         "elapsed_ms": outcome.elapsed_ms if outcome is not None else None,
-        "message": sanitize_message(outcome.message) if failed and outcome.message else None,
+        "message": sanitize_message(failure.message) if failure is not None and failure.message else None,
     }
 
 
@@ -6315,7 +6351,7 @@ def replay_session(lines: Iterator[bytes], shown: InjectedContentDisplay) -> Rep
             entries.append(lifecycle_row(payload))
         elif kind == "hook_context_injection":
             call = calls.get((payload["label"], payload["target_tool"]) + hook)
-            entry = {"audit": payload, "call": call, "contents": []}
+            entry: Dict[str, Any] = {"audit": payload, "call": call, "contents": []}
             audits[(call,) + hook] = entry
             entries.append(entry)
         elif kind == "provider_context_item" and (payload["tool_call_id"],) + hook in audits:
@@ -7034,7 +7070,8 @@ def _is_number(value: Any) -> bool:
 def _gemini_line_range(raw: Mapping[str, Any]) -> Dict[str, Any]:
     """Gemini 0.61 read_file's `start_line`/`end_line` (1-based, inclusive) in magihook's
     words: `offset`, the first line, and `limit`, how many lines (end alone: from line 1)."""
-    start, end = raw.get("start_line"), raw.get("end_line")
+    start: Any = raw.get("start_line")  # JSON values: _is_integer tells what they are
+    end: Any = raw.get("end_line")
     line_range: Dict[str, Any] = {}
     if start is not None:
         line_range["offset"] = start
@@ -7506,7 +7543,7 @@ def _agent_tool_call(agent: str, event: ToolEvent) -> Tuple[str, Dict[str, Any]]
     name, _, fields = next((row for row in rows if row[2] and next(iter(row[2].values())) in request),
                            rows[0])
     tool_input: Dict[str, Any] = {}
-    used = set()
+    used: Set[str] = set()
     if (agent, name) == ("gemini", "read_file"):
         tool_input.update(_gemini_read_lines(request))
         used.update(("offset", "limit"))
@@ -7526,7 +7563,8 @@ def _agent_tool_call(agent: str, event: ToolEvent) -> Tuple[str, Dict[str, Any]]
 def _gemini_read_lines(request: Mapping[str, Any]) -> Dict[str, Any]:
     """magihook's `offset`/`limit` as Gemini 0.61's `start_line`/`end_line` (_gemini_line_range
     backward)."""
-    offset, limit = request.get("offset"), request.get("limit")
+    offset: Any = request.get("offset")  # JSON values: _is_integer tells what they are
+    limit: Any = request.get("limit")
     lines: Dict[str, Any] = {}
     if offset is not None:
         lines["start_line"] = offset
@@ -8519,7 +8557,7 @@ def help_request(argv: Sequence[str]) -> Optional[str]:
 
 # Per command: option -> True when it takes a value, False for a flag; and positional count
 # (or its (least, most)).
-COMMAND_OPTIONS = MappingProxyType({
+COMMAND_OPTIONS: Mapping[str, Tuple[Mapping[str, bool], Union[int, Tuple[int, int]]]] = MappingProxyType({
     "run": ({"--phase": True, "--config": True, "--session": True, "--stream": False,
              "--explain": False, "--tui": False}, 0),
     "validate": ({"--config": True}, (0, 1)),
@@ -8571,7 +8609,7 @@ def parse_command_line(argv: Sequence[str]) -> Tuple[str, Dict[str, Any], List[s
         if least != most:
             raise UsageError("%s takes at most %d argument%s" % (command, most, "" if most == 1 else "s"))
         raise UsageError("%s takes %d argument%s" % (
-            command, positional_count, "" if positional_count == 1 else "s"))
+            command, most, "" if most == 1 else "s"))
     return command, options, positionals
 
 
@@ -8662,7 +8700,7 @@ def _make_blocking(stream: Any) -> None:
         pass
 
 
-def read_event_input(stream: Any, owns_stdio: bool) -> bytes:
+def read_event_input(stream: Optional[TextIO], owns_stdio: bool) -> bytes:
     """The event on stdin, read to EOF but at most EVENT_MAX_BYTES + 1 bytes: enough to tell
     that it is too big without holding (or waiting for) a writer that never stops.  Only the
     command (`owns_stdio`) makes a non-blocking stdin blocking; a host's stays as it is."""
@@ -8719,7 +8757,7 @@ def _owns_process(options: Mapping[str, Any]) -> bool:
 
 
 def _phase_option(options: Mapping[str, Any]) -> str:
-    phase = options.get("--phase")
+    phase: Optional[str] = options.get("--phase")
     if phase is None:
         raise UsageError("run needs --phase PHASE")
     if phase not in PHASES:
@@ -8807,6 +8845,8 @@ class WakingLineReader:
     def __init__(self, fd: int, gate: InterruptGate) -> None:
         import select
 
+        # cli_run_stream makes one only where the gate has its wakeup pipe.
+        assert gate.wakeup is not None
         self.fd = fd
         self.gate = gate
         self.buffer = bytearray()
@@ -8930,7 +8970,7 @@ def cli_config(options: Mapping[str, Any], out: Output) -> int:
     document = settings_document(load_settings(options.get("--config"), engine=_best_engine()))
     if form == "toml":
         try:
-            import tomli_w  # type: ignore[import-not-found]
+            import tomli_w
         except ImportError:
             raise MagihookError("--format toml needs the 'tomli-w' package (pip install tomli-w)") from None
         out.text(tomli_w.dumps(document).rstrip("\n"))
@@ -8992,6 +9032,7 @@ def print_settings_config(config: Optional[str]) -> str:
         raise UsageError("no settings file found here; pass --config PATH (magihook init makes one)")
     if not os.path.isfile(path):
         raise UsageError("%s: settings file not found" % path)
+    assert found_by is not None  # discover_settings says how it found every path it gives
     if found_by not in ("--config", "$MAGIHOOK_CONFIG") and not found_by.startswith("~/"):
         problem = trust_problem(path, os.environ)
         if problem is not None:
