@@ -21,77 +21,24 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MAGIHOOK, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import (
+    MAGIHOOK,
+    PROMPT,
+    SPILLED,
+    after_event,
+    assert_group_gone,
+    bash_event,
+    hostile,
+    live_members,
+    run_cli,
+    run_hook,
+    terminal,
+    write_script,
+    write_settings,
+)
+from conftest import full_hook as hook
 
 import magihook
-
-PROMPT = 10  # seconds: "returns promptly" bound for cases whose hook timeout is longer or 1 s
-# Every hostile script starts by writing its process group id (field 5 of /proc/PID/stat).
-RECORD_PGID = "#!/bin/bash\ncut -d' ' -f5 /proc/$$/stat > pgid.txt\n"
-SPILLED = "x" * (1024 * 1024 + 1)  # a full payload this big goes to a payload_ref file
-
-
-def hook(command, **fields):
-    return dict({"label": "h", "command": command, "payload": "full"}, **fields)
-
-
-def hostile(project, body, name="hostile.sh"):
-    write_script(project, name, RECORD_PGID + body)
-    return "./" + name
-
-
-def run_hook(project, env, hook_def, event=None, phase="before_tool"):
-    config = write_settings(project, {"enabled": True, phase: [hook_def]})
-    if event is None:
-        event = bash_event(SPILLED) if phase == "before_tool" else after_event(content=SPILLED)
-    started = time.monotonic()
-    result = run_cli("run", "--phase", phase, "--config", str(config), event=event, cwd=project,
-                     env=env)
-    return result, time.monotonic() - started
-
-
-def terminal(result):
-    """The hook's terminal lifecycle payload: (status, category, message)."""
-    started, done = result.events("hook_lifecycle")
-    assert started["payload"]["status"] == "started"
-    payload = done["payload"]
-    return payload["status"], payload["category"], payload["message"]
-
-
-def live_members(pgid):
-    """Pids of the group's processes that still run.  A killed grandchild is reparented to init,
-    which may take a second or two to reap it; a zombie runs nothing, holds no pipe and is not
-    magihook's child, so it does not count."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path("/proc", entry, "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
-
-
-def assert_group_gone(project, strict=False):
-    """The hook's group has no live member (SIGKILL lands asynchronously: poll briefly).
-    `strict` waits for os.killpg(pgid, 0) itself to fail, zombies reaped too."""
-    pgid = int((project / "pgid.txt").read_text())
-    deadline = time.monotonic() + PROMPT
-    while time.monotonic() < deadline:
-        if strict:
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
-                return
-        elif not live_members(pgid):
-            return
-        time.sleep(0.02)
-    raise AssertionError("process group %d still has %s" % (pgid, live_members(pgid)))
-
 
 # --- 1. hostile hooks ---------------------------------------------------------------------------
 
