@@ -109,7 +109,7 @@ def after_event(tool: str = "bash", request: Any = None, content: str = "out",
     return event
 
 
-# --- hostile hooks: real processes that must leave nothing behind ---------------------------------
+# --- hostile hooks: real processes that must leave nothing behind -------------------------------
 
 PROMPT = 10  # seconds: "returns promptly" bound for cases whose hook timeout is longer or 1 s
 # Every hostile script starts by writing its process group id (field 5 of /proc/PID/stat).
