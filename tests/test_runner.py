@@ -174,13 +174,6 @@ def test_exit_category_names_the_status(project):
         "exit", "hook exited with status 3")
 
 
-def test_death_by_signal_is_exit_category(project):
-    write_script(project, "die.sh", "#!/bin/bash\nkill -TERM $$\n")
-    result = run_plain(project, hook_def("./die.sh"))
-    assert terminal(result)[1:] == (
-        "exit", "hook was killed by SIGTERM")
-
-
 @pytest.mark.parametrize("stream, redirect", [("stdout", ""), ("stderr", " >&2")])
 def test_output_over_cap_is_output_limit(project, stream, redirect):
     result = run_plain(project, hook_def("head -c 101 /dev/zero" + redirect,
