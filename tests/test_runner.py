@@ -192,17 +192,6 @@ def test_endless_output_is_stopped(project):
     assert terminal(result)[1] == "output-limit"
 
 
-@pytest.mark.parametrize("cwd, message", [
-    ("missing-dir", "hook could not start: working directory does not exist"),
-    ("a-file", "hook could not start: working directory is not a directory"),
-])
-def test_unusable_cwd_is_runner_failure(project, cwd, message):
-    (project / "a-file").write_text("")
-    result = run_plain(project, hook_def("true"),
-                       bash_event(context={"cwd": str(project / cwd)}))
-    assert terminal(result)[1:] == ("runner", message)
-
-
 def test_envelope_over_cap_after_summaries_is_stdin_failure(project):
     result = run_plain(project, hook_def("true"), bash_event(context={"agent_id": "a" * 1100000}))
     assert terminal(result)[1:] == (
