@@ -1,9 +1,11 @@
-"""Shared fixtures: real hook scripts in tmp_path, the real CLI in a real subprocess."""
+"""Shared fixtures: real hook scripts in tmp_path, the real CLI in a real subprocess.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -90,6 +92,13 @@ def run_cli(*args: str, event: Any = None, stdin: Optional[bytes] = None, cwd: A
         capture_output=True, cwd=cwd, env=env, timeout=timeout,
     )
     return CliResult(completed)
+
+
+def require_tool(name: str, why: str) -> None:
+    """Fail, naming the tool, where a program the suite needs is missing: .ci/run installs jq
+    and tmux, and a test that skipped without them would pass CI having checked nothing."""
+    if shutil.which(name) is None:
+        pytest.fail("%s is not installed (%s): install it, as .ci/run does" % (name, why))
 
 
 def bash_event(command: str = "ls -la", call_id: str = "call_1", **extra: Any) -> Dict[str, Any]:

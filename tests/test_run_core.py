@@ -19,6 +19,7 @@ from conftest import (
     ROOT,
     after_event,
     bash_event,
+    require_tool,
     run_cli,
     write_script,
     write_settings,
@@ -453,8 +454,8 @@ def run_example(examples, phase, event_file):
                    stdin=(examples / "events" / event_file).read_bytes(), cwd=examples)
 
 
-@pytest.mark.skipif(shutil.which("jq") is None, reason="the spec's scripts use jq")
 def test_spec_scripts_work_against_the_real_envelope(examples):
+    require_tool("jq", "the spec's scripts use jq")
     blocked = run_example(examples, "before_tool", "before-bash-rm.json")
     assert (blocked.returncode, blocked.json["verdict"]) == (3, "block")
     assert blocked.json["tool_result"]["blocked"] is True
