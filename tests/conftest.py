@@ -1,11 +1,41 @@
-"""Shared fixtures: real hook scripts in tmp_path, the real CLI in a real subprocess."""
+"""Shared fixtures: real hook scripts in tmp_path, the real CLI in a real subprocess.
+
+Which file tests which section of magihook.py (its docstring lists the 17):
+
+     1. Constants and defaults                 test_run_core (defaults), test_settings_schema
+     2. Errors                                 each section's file (an error is tested where raised)
+     3. Settings: schema and validation        test_settings_schema, test_settings_hostile
+     4. Settings: loading                      test_settings_cli, test_run_core (discovery)
+     5. Matching                               test_run_core (matching)
+     6. Input events                           test_input
+     7. Credential redaction                   test_redaction, test_redaction_rules,
+                                               test_redaction_syntax
+     8. Payload                                test_payload, test_run_core (payload)
+     9. Preflight                              test_preflight, test_run_core (preflight)
+    10. Process runner                         test_runner
+    11. Injection                              test_injection
+    12. Records and sessions                   test_sessions, test_records
+    13. Display                                test_display
+    14. Pipeline (the Python API)              test_api, test_run_core (failure policies),
+                                               test_subagents
+    15. Interop (other agents' protocols)      test_interop, test_interop_codex, test_interop_gemini
+    16. Checks: doctor, init and test          test_firsthour
+    17. CLI                                    test_cli, test_stream, test_hostile (stdio, signals)
+
+Cross-cutting: test_hostile (hostile output, a hostile caller, nothing left behind), test_signals
+(signal bursts at each step), test_reliability (bounds, sweeps), test_properties (generated
+events), test_hot_path (start-up imports), test_docs and test_firsthour (the documents and the
+first hour), tests/e2e (the real agents, MAGIHOOK_E2E=1).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -91,6 +121,13 @@ def run_cli(*args: str, event: Any = None, stdin: Optional[bytes] = None, cwd: A
     return CliResult(completed)
 
 
+def require_tool(name: str, why: str) -> None:
+    """Fail, naming the tool, where a program the suite needs is missing: .ci/run installs jq
+    and tmux, and a test that skipped without them would pass CI having checked nothing."""
+    if shutil.which(name) is None:
+        pytest.fail("%s is not installed (%s): install it, as .ci/run does" % (name, why))
+
+
 def bash_event(command: str = "ls -la", call_id: str = "call_1", **extra: Any) -> Dict[str, Any]:
     event = {"tool": {"name": "bash", "call_id": call_id},
              "request": {"command": command, "timeout": 30}}
@@ -106,3 +143,79 @@ def after_event(tool: str = "bash", request: Any = None, content: str = "out",
                         "metadata": {}}}
     event.update(extra)
     return event
+
+
+# --- hostile hooks: real processes that must leave nothing behind -------------------------------
+
+PROMPT = 10  # seconds: "returns promptly" bound for cases whose hook timeout is longer or 1 s
+# Every hostile script starts by writing its process group id (field 5 of /proc/PID/stat).
+RECORD_PGID = "#!/bin/bash\ncut -d' ' -f5 /proc/$$/stat > pgid.txt\n"
+SPILLED = "x" * (1024 * 1024 + 1)  # a full payload this big goes to a payload_ref file
+
+
+def hook_def(command, **fields):
+    """One hook's settings entry, labelled "h" so messages name it predictably."""
+    return dict({"label": "h", "command": command}, **fields)
+
+
+def full_hook(command, **fields):
+    """A hook that gets the full payload: with SPILLED, a payload_ref file is really made."""
+    return hook_def(command, **dict({"payload": "full"}, **fields))
+
+
+def hostile(project, body, name="hostile.sh"):
+    write_script(project, name, RECORD_PGID + body)
+    return "./" + name
+
+
+def run_hook(project, env, hook_def, event=None, phase="before_tool"):
+    config = write_settings(project, {"enabled": True, phase: [hook_def]})
+    if event is None:
+        event = bash_event(SPILLED) if phase == "before_tool" else after_event(content=SPILLED)
+    started = time.monotonic()
+    result = run_cli("run", "--phase", phase, "--config", str(config), event=event, cwd=project,
+                     env=env)
+    return result, time.monotonic() - started
+
+
+def terminal(result):
+    """The hook's terminal lifecycle payload: (status, category, message)."""
+    started, done = result.events("hook_lifecycle")
+    assert started["payload"]["status"] == "started"
+    payload = done["payload"]
+    return payload["status"], payload["category"], payload["message"]
+
+
+def live_members(pgid):
+    """Pids of the group's processes that still run.  A killed grandchild is reparented to init,
+    which may take a second or two to reap it; a zombie runs nothing, holds no pipe and is not
+    magihook's child, so it does not count."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
+def assert_group_gone(project, strict=False):
+    """The hook's group has no live member (SIGKILL lands asynchronously: poll briefly).
+    `strict` waits for os.killpg(pgid, 0) itself to fail, zombies reaped too."""
+    pgid = int((project / "pgid.txt").read_text())
+    deadline = time.monotonic() + PROMPT
+    while time.monotonic() < deadline:
+        if strict:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+        elif not live_members(pgid):
+            return
+        time.sleep(0.02)
+    raise AssertionError("process group %d still has %s" % (pgid, live_members(pgid)))

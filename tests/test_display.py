@@ -6,14 +6,13 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
 import uuid
 
 import pytest
-from conftest import MAGIHOOK, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import MAGIHOOK, after_event, bash_event, require_tool, run_cli, write_script, write_settings
 
 import magihook
 
@@ -425,8 +424,8 @@ def test_replay_usage_errors(project):
     assert (bad.returncode, bad.stderr) == (2, "magihook: nope.json: settings file not found\n")
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_replay_colour_on_a_real_terminal_and_none_through_a_pipe_or_with_no_color(recorded):
+    require_tool("tmux", "the replay test draws on a real terminal")
     session, config, _ = recorded
     replay = "%s %s replay %s --config %s" % tuple(
         shlex.quote(str(part)) for part in (sys.executable, MAGIHOOK, session, config))

@@ -1,5 +1,6 @@
-"""Hostile hooks, a hostile caller and hostile input: nothing hangs, nothing leaks, nothing is
-left behind.
+"""Hostile hook output, a hostile caller and the Python API: nothing hangs, nothing leaks,
+nothing is left behind.  (How the runner ends hostile hooks is in test_runner.py; hostile input
+events are in test_input.py.)
 
 Every hook here is a real process and every case pins its exact outcome.  "Nothing left behind"
 is checked after each case: each hostile script first writes its process group id to pgid.txt,
@@ -16,160 +17,29 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import MAGIHOOK, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import (
+    MAGIHOOK,
+    PROMPT,
+    SPILLED,
+    after_event,
+    assert_group_gone,
+    bash_event,
+    hostile,
+    run_cli,
+    run_hook,
+    terminal,
+    write_script,
+    write_settings,
+)
+from conftest import full_hook as hook
 
 import magihook
 
-PROMPT = 10  # seconds: "returns promptly" bound for cases whose hook timeout is longer or 1 s
-# Every hostile script starts by writing its process group id (field 5 of /proc/PID/stat).
-RECORD_PGID = "#!/bin/bash\ncut -d' ' -f5 /proc/$$/stat > pgid.txt\n"
-SPILLED = "x" * (1024 * 1024 + 1)  # a full payload this big goes to a payload_ref file
-
-
-def hook(command, **fields):
-    return dict({"label": "h", "command": command, "payload": "full"}, **fields)
-
-
-def hostile(project, body, name="hostile.sh"):
-    write_script(project, name, RECORD_PGID + body)
-    return "./" + name
-
-
-def run_hook(project, env, hook_def, event=None, phase="before_tool"):
-    config = write_settings(project, {"enabled": True, phase: [hook_def]})
-    if event is None:
-        event = bash_event(SPILLED) if phase == "before_tool" else after_event(content=SPILLED)
-    started = time.monotonic()
-    result = run_cli("run", "--phase", phase, "--config", str(config), event=event, cwd=project,
-                     env=env)
-    return result, time.monotonic() - started
-
-
-def terminal(result):
-    """The hook's terminal lifecycle payload: (status, category, message)."""
-    started, done = result.events("hook_lifecycle")
-    assert started["payload"]["status"] == "started"
-    payload = done["payload"]
-    return payload["status"], payload["category"], payload["message"]
-
-
-def live_members(pgid):
-    """Pids of the group's processes that still run.  A killed grandchild is reparented to init,
-    which may take a second or two to reap it; a zombie runs nothing, holds no pipe and is not
-    magihook's child, so it does not count."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path("/proc", entry, "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
-
-
-def assert_group_gone(project, strict=False):
-    """The hook's group has no live member (SIGKILL lands asynchronously: poll briefly).
-    `strict` waits for os.killpg(pgid, 0) itself to fail, zombies reaped too."""
-    pgid = int((project / "pgid.txt").read_text())
-    deadline = time.monotonic() + PROMPT
-    while time.monotonic() < deadline:
-        if strict:
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
-                return
-        elif not live_members(pgid):
-            return
-        time.sleep(0.02)
-    raise AssertionError("process group %d still has %s" % (pgid, live_members(pgid)))
-
-
-# --- 1. hostile hooks ---------------------------------------------------------------------------
-
-def test_hook_that_sleeps_forever_times_out(project, tmpdir_env):
-    command = hostile(project, "sleep 1000 &\nsleep 1000\n")
-    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1))
-    assert terminal(result) == ("failed", "timeout", "hook timed out after 1 s")
-    assert elapsed < PROMPT
-    assert_group_gone(project)
-
-
-def test_grandchild_keeping_stdout_does_not_delay_and_is_ended(project, tmpdir_env):
-    # Design decision (README): the hook's process group is its lifetime.  The background job
-    # holds stdout; magihook returns when the hook itself exits and ends the job with it.
-    command = hostile(project, "sleep 1000 &\necho $! > job.pid\necho started\nexit 0\n")
-    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
-    assert (result.returncode, terminal(result)) == (0, ("success", None, None))
-    assert elapsed < PROMPT
-    assert_group_gone(project)
-    job = int((project / "job.pid").read_text())
-    assert job not in live_members(int((project / "pgid.txt").read_text()))
-
-
-def test_setsid_grandchild_keeping_the_pipe_does_not_delay(project, tmpdir_env):
-    # A job that detaches into its own session escapes the group by design: it must not delay
-    # magihook, and it is left running (the test ends it).
-    command = hostile(project, (
-        "setsid bash -c 'echo $$ > escaped.pid; exec sleep 1000' &\n"
-        "until [ -s escaped.pid ]; do sleep 0.01; done\n"
-        "echo detached\nexit 0\n"))
-    escaped = None
-    try:
-        result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
-        escaped = int((project / "escaped.pid").read_text())
-        assert (result.returncode, terminal(result)) == (0, ("success", None, None))
-        assert elapsed < PROMPT
-        assert_group_gone(project)
-        assert os.getsid(escaped) == escaped  # still running, in its own session
-    finally:
-        if escaped is None and (project / "escaped.pid").exists():
-            escaped = int((project / "escaped.pid").read_text())
-        if escaped is not None:
-            os.killpg(escaped, signal.SIGKILL)
-
-
-@pytest.mark.parametrize("then, outcome", [
-    ("sleep 1000\n", ("failed", "timeout", "hook timed out after 1 s")),
-    ("sleep 0.2\nexit 0\n", ("success", None, None)),
-])
-def test_hook_that_closes_stdout_early_and_keeps_running(project, tmpdir_env, then, outcome):
-    command = hostile(project, "exec >&- 2>&-\n" + then)
-    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1))
-    assert terminal(result) == outcome
-    assert elapsed < PROMPT
-    assert_group_gone(project)
-
-
-@pytest.mark.parametrize("then, outcome", [
-    ("exec sleep 1000\n", ("failed", "timeout", "hook timed out after 1 s")),
-    ("exit 0\n", ("success", None, None)),
-])
-def test_hook_that_never_reads_a_900_kb_stdin(project, tmpdir_env, then, outcome):
-    event = bash_event("y" * 900_000)  # inline: just under the 1 MiB stdin cap
-    command = hostile(project, then)
-    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1), event)
-    assert terminal(result) == outcome
-    assert elapsed < PROMPT
-    assert_group_gone(project)
-
-
-@pytest.mark.parametrize("stream, redirect", [("stdout", ""), ("stderr", " >&2")])
-def test_hook_printing_1_gb_is_stopped_at_the_cap(project, tmpdir_env, stream, redirect):
-    command = hostile(project, "head -c 1000000000 /dev/zero%s\n" % redirect)
-    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
-    assert terminal(result) == ("failed", "output-limit", "hook %s exceeded 8192 bytes" % stream)
-    assert elapsed < PROMPT
-    assert_group_gone(project)
-
+# --- 1. hostile hook output ---------------------------------------------------------------------
 
 GARBAGE = r"printf '\xff\xfe\x00\x1b[31mred\x1b]0;title\x07\x9b2J\r\n'"
 
@@ -214,49 +84,6 @@ def test_injected_escapes_are_json_escaped_and_scrubbed_from_display(project, tm
     assert result.json["context_items"] == item["context_items"]
     assert result.json["display"][0]["content"] == ["abcd"]
     assert_clean_output(result)
-
-
-@pytest.mark.parametrize("signame", ["SIGKILL", "SIGSEGV", "SIGTERM"])
-def test_hook_killed_by_a_signal_is_exit_naming_the_signal(project, tmpdir_env, signame):
-    command = hostile(project, "kill -%s $$\n" % signame[3:])
-    result, _ = run_hook(project, tmpdir_env, hook(command))
-    assert terminal(result) == ("failed", "exit", "hook was killed by %s" % signame)
-    assert_group_gone(project)
-
-
-def test_command_of_the_hook_killed_by_a_signal_names_it_too(project, tmpdir_env):
-    # bash runs (not execs) this last command and reports its death as status 128+15.
-    command = hostile(project, "bash -c 'kill -TERM $$'\nexit $?\n")
-    result, _ = run_hook(project, tmpdir_env, hook(command))
-    assert terminal(result) == (
-        "failed", "exit", "hook exited with status 143 (shell: a command was killed by SIGTERM)")
-
-
-@pytest.mark.parametrize("script, mode, message", [
-    ("#!/nonexistent/interpreter\n", 0o755, "hook exited with status 127 (shell: command not found)"),
-    ("#!/bin/sh\nexit 0\n", 0o644, "hook exited with status 126 (shell: cannot execute)"),
-    (None, None, "hook exited with status 127 (shell: command not found)"),
-])
-def test_missing_interpreter_no_run_bit_or_no_script(project, tmpdir_env, script, mode, message):
-    if script is not None:
-        path = write_script(project, "bad.sh", script)
-        path.chmod(mode)
-    result, elapsed = run_hook(project, tmpdir_env, hook("./bad.sh"))
-    assert terminal(result) == ("failed", "exit", message)
-    assert result.json["verdict"] == "continue"
-    assert elapsed < PROMPT
-
-
-@pytest.mark.parametrize("cwd, message", [
-    ("missing-dir", "hook could not start: working directory does not exist"),
-    ("a-file", "hook could not start: working directory is not a directory"),
-])
-def test_unusable_cwd_fails_before_spawn_and_removes_the_payload_file(project, tmpdir_env, cwd,
-                                                                      message):
-    (project / "a-file").write_text("")
-    event = bash_event(SPILLED, context={"cwd": str(project / cwd)})
-    result, _ = run_hook(project, tmpdir_env, hook("./never-runs.sh"), event)
-    assert terminal(result) == ("failed", "runner", message)
 
 
 # --- 2. magihook itself: signals, a vanished reader, odd descriptors ----------------------------
@@ -314,53 +141,6 @@ def test_a_signal_the_caller_ignores_stays_ignored(project, tmpdir_env):
     stdout, stderr = process.communicate(timeout=PROMPT)
     assert (process.returncode, stderr) == (0, b"")
     assert json.loads(stdout)["events"][1]["payload"]["status"] == "success"
-
-
-def test_exit_status_is_real_when_the_caller_ignores_sigchld(project, tmpdir_env):
-    config = write_settings(project, {"enabled": True, "before_tool": [hook("exit 3")]})
-    done = subprocess.run(
-        [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config", str(config)],
-        input=json.dumps(bash_event()).encode(), capture_output=True, cwd=project,
-        env=tmpdir_env, timeout=60,
-        preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
-    payload = json.loads(done.stdout)["events"][1]["payload"]
-    assert (payload["category"], payload["message"]) == ("exit", "hook exited with status 3")
-
-
-def test_lost_exit_status_is_a_runner_failure_not_success(project):
-    # In-process with SIGCHLD ignored, the kernel reaps the hook before magihook can.
-    settings = magihook.settings_from_document(
-        {"hooks": {"enabled": True, "before_tool": [{"command": "exit 3"}]}})
-    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    try:
-        result = magihook.run_phase(settings, "before_tool", bash_event(), cwd=str(project))
-    finally:
-        signal.signal(signal.SIGCHLD, previous)
-    payload = result["events"][1]["payload"]
-    assert (payload["category"], payload["message"]) == (
-        "runner", "hook exit status was lost: the hook was reaped outside magihook "
-                  "(is SIGCHLD ignored?)")
-
-
-def test_signals_held_are_delivered_after_the_section():
-    class Stop(Exception):
-        pass
-
-    def stop(signum, frame):
-        raise Stop(signum)
-
-    steps = []
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        with pytest.raises(Stop):
-            with magihook.SignalsHeld():
-                os.kill(os.getpid(), signal.SIGTERM)
-                os.kill(os.getpid(), signal.SIGTERM)
-                steps.append("section ran to its end")
-        assert signal.getsignal(signal.SIGTERM) is stop
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    assert steps == ["section ran to its end"]
 
 
 @pytest.mark.parametrize("args, code", [
@@ -448,293 +228,7 @@ def test_non_blocking_stdout_is_waited_on(project):
     assert json.loads(stdout)["tool_result"] == event["result"]
 
 
-# --- 2b. how a hook starts ----------------------------------------------------------------------
-# From the CLI, a hook whose cwd is magihook's own starts by posix_spawn; elsewhere (or when
-# magihook's own descriptors 0-2 are closed, so its pipes take those numbers), and always from the
-# Python API, by subprocess.Popen.  Both must give the hook the same world: its cwd, only
-# descriptors 0-2 (none of the caller's inheritable ones), its own session and process group,
-# SIGPIPE and SIGXFSZ back at their defaults, the same blocked signals, and the payload on stdin.
-
-PROBE = r"""#!/bin/bash
-ls /proc/$$/fd > "$TMPDIR/fds.txt"
-payload=$(cat)
-[[ $payload == *'"call_id":"call_1"'* ]] && stdin=payload || stdin=none
-stat=$(< /proc/$$/stat)
-set -- ${stat##*) }
-ignored=$(sed -n 's/^SigIgn:\t//p' /proc/$$/status)
-blocked=$(sed -n 's/^SigBlk:\t//p' /proc/$$/status)
-printf '{"context_items":[{"role":"user","content":"cwd=%s fds=%s leader=%s ignored=%s blocked=%s stdin=%s"}]}' \
-  "$(pwd -P)" "$(sort -n "$TMPDIR/fds.txt" | tr '\n' ,)" \
-  "$([[ $3 == $$ && $4 == $$ ]] && echo yes || echo no)" "$ignored" "$blocked" "$stdin"
-"""
-PIPE_AND_XFSZ = 1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1)
-# glibc's posix_spawn leaves its internal signals (32 up to SIGRTMIN) ignored in the child; a
-# glibc program installs its own handlers for them, and no other program may use them.
-LIBC_INTERNAL = sum(1 << (signum - 1) for signum in range(32, signal.SIGRTMIN))
-
-
-def probe_report(content, cwd):
-    """The probe's report, checked for what must hold whichever way the hook started."""
-    fields = dict(field.split("=", 1) for field in content.split(" "))
-    assert (fields["cwd"], fields["fds"], fields["leader"], fields["stdin"]) == (
-        str(cwd), "0,1,2,255,", "yes", "payload")  # 255: bash's own descriptor on the script
-    ignored = int(fields["ignored"], 16)
-    assert ignored & PIPE_AND_XFSZ == 0
-    return ignored & ~LIBC_INTERNAL, fields["blocked"]
-
-
-@pytest.fixture
-def probe(tmp_path, monkeypatch):
-    """The probe script, a second folder to run it in, and TMPDIR for its listing."""
-    folder = tmp_path / "probe"
-    folder.mkdir()
-    write_script(folder, "probe.sh", PROBE)
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    monkeypatch.setenv("TMPDIR", str(folder))
-    return str(folder / "probe.sh"), other
-
-
-def probe_hooks(command):
-    return {"enabled": True, "after_tool": [{"command": command, "payload": "full",
-                                             "provider_context_injection": True}]}
-
-
-def reports_from_both_folders(project, elsewhere, context_items):
-    """The probe's reports with the hook's cwd ours, then elsewhere, while the caller holds an
-    inheritable pipe; `context_items(cwd)` runs the hook and returns the result's items."""
-    leak_read, leak_write = os.pipe()
-    os.set_inheritable(leak_read, True)
-    os.set_inheritable(leak_write, True)
-    reports = []
-    try:
-        for cwd in (project, elsewhere):
-            content = [item["content"] for item in context_items(cwd, (leak_read, leak_write))]
-            assert len(content) == 1, content
-            reports.append(probe_report(content[0], cwd))
-    finally:
-        os.close(leak_read)
-        os.close(leak_write)
-    return reports
-
-
-@pytest.mark.parametrize("closed, mode", [((), "run"), ((2,), "run"), ((), "stream")],
-                         ids=["stdio-open", "stderr-closed", "stream"])
-def test_a_hook_starts_the_same_in_its_cwd_and_elsewhere(project, probe, closed, mode):
-    command, elsewhere = probe
-    config = write_settings(project, probe_hooks(command))
-    run = ["--phase", "after_tool"] if mode == "run" else ["--stream"]
-
-    def context_items(cwd, leaked):
-        event = after_event(context={"cwd": str(cwd)})
-        if mode == "stream":
-            event["phase"] = "after_tool"
-        (project / "event.json").write_text(json.dumps(event) + "\n")
-        with open(project / "event.json", "rb") as stdin:
-            done = subprocess.run(
-                [sys.executable, str(MAGIHOOK), "run", *run, "--config", str(config)],
-                stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60, pass_fds=leaked,
-                preexec_fn=lambda: [os.close(fd) for fd in closed])
-        assert done.returncode == 0, done
-        return json.loads(done.stdout)["context_items"]
-
-    first, second = reports_from_both_folders(project, elsewhere, context_items)
-    assert first == second
-
-
-def test_an_api_caller_s_inheritable_descriptors_stay_out_of_hooks(project, probe, monkeypatch):
-    command, elsewhere = probe
-    settings = magihook.settings_from_document({"hooks": probe_hooks(command)})
-    monkeypatch.chdir(project)
-
-    def context_items(cwd, leaked):
-        return magihook.run_phase(settings, "after_tool",
-                                  after_event(context={"cwd": str(cwd)}))["context_items"]
-
-    first, second = reports_from_both_folders(project, elsewhere, context_items)
-    assert first == second
-
-
-def test_a_signal_the_caller_ignores_stays_ignored_in_the_hook(project, probe):
-    """Under nohup (or `&` in a script) SIGHUP/SIGINT are ignored; a hook inherits that, however
-    it starts, even though magihook holds its signals while the hook starts."""
-    command, elsewhere = probe
-    config = write_settings(project, probe_hooks(command))
-
-    def ignore_hangup_and_interrupt():
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def context_items(cwd, leaked):
-        (project / "event.json").write_text(json.dumps(after_event(context={"cwd": str(cwd)})))
-        with open(project / "event.json", "rb") as stdin:
-            done = subprocess.run(
-                [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
-                 str(config)], stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60,
-                preexec_fn=ignore_hangup_and_interrupt)
-        return json.loads(done.stdout)["context_items"]
-
-    reports = reports_from_both_folders(project, elsewhere, context_items)
-    wanted = 1 << (signal.SIGHUP - 1) | 1 << (signal.SIGINT - 1)
-    assert [ignored & wanted for ignored, _ in reports] == [wanted, wanted]
-
-
-def test_main_called_by_a_host_leaves_the_host_s_descriptors_alone(project, probe):
-    """A host calling main() keeps its inheritable descriptors inheritable (its own children may
-    need them), and its hooks still do not get them."""
-    command, _ = probe
-    config = write_settings(project, probe_hooks(command))
-    host = ("import json, os, sys; sys.path.insert(0, %r); import magihook; "
-            "read_end, write_end = os.pipe(); os.set_inheritable(write_end, True); "
-            "code = magihook.main(['run', '--phase', 'after_tool', '--config', %r]); "
-            "sys.stderr.write(json.dumps([code, os.get_inheritable(write_end)]))"
-            % (str(MAGIHOOK.parent), str(config)))
-    done = subprocess.run([sys.executable, "-c", host], input=json.dumps(after_event()).encode(),
-                          capture_output=True, cwd=project, timeout=60)
-    assert json.loads(done.stderr) == [0, True]
-    [item] = json.loads(done.stdout)["context_items"]
-    probe_report(item["content"], project)
-
-
-def test_an_environment_entry_posix_spawn_refuses_does_not_stop_hooks(project):
-    """An entry with an empty name is valid for execve; posix_spawn refuses it, Popen passes it."""
-    config = write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
-    launcher = (
-        "import ctypes, os, sys; argv = [a.encode() for a in sys.argv[1:]]; "
-        "env = [b'PATH=' + os.environb[b'PATH'], b'HOME=' + os.environb[b'HOME'], b'=odd']; "
-        "ctypes.CDLL(None).execve(argv[0], (ctypes.c_char_p * (len(argv) + 1))(*argv, None), "
-        "(ctypes.c_char_p * (len(env) + 1))(*env, None))")
-    done = subprocess.run(
-        [sys.executable, "-c", launcher, sys.executable, str(MAGIHOOK), "run", "--phase",
-         "before_tool", "--config", str(config)], input=json.dumps(bash_event()).encode(),
-        capture_output=True, cwd=project, timeout=60)
-    assert (done.returncode, done.stderr) == (0, b"")
-    assert [(e["payload"]["status"], e["payload"]["message"]) for e in json.loads(done.stdout)[
-        "events"]] == [("started", None), ("success", None)]
-
-
-# --- 3. hostile input ---------------------------------------------------------------------------
-
-def deep(levels, opener, closer):
-    return opener * levels + closer * levels
-
-
-BAD_INPUT = [
-    (b"{\"tool\": {\"name\": \"bash\"}, \"request\": {", "input is not valid JSON: Expecting "
-     "property name enclosed in double quotes at line 1, column 40"),
-    (b"not json", "input is not valid JSON: Expecting value at line 1, column 1"),
-    (deep(100_000, b"[", b"]"), "input is nested deeper than 256 levels"),
-    (deep(100_000, b'{"a":', b"}")[:-100_000] + b"1" + b"}" * 100_000,
-     "input is nested deeper than 256 levels"),
-    (b'{"tool": {"name": "bash"}, "request": {"x": ' + deep(300, b"[", b"]") + b"}}",
-     "input is nested deeper than 256 levels"),
-    (b"\xff\xfe{}", "input is not valid UTF-8 (byte 0)"),
-    (b'{"tool": {"name": "bash"}, "request": {"command": "\xc3\x28"}}',
-     "input is not valid UTF-8 (byte 51)"),
-    (b'{"tool": {"name": "bash"}, "request": {"x": NaN}}',
-     "input is not valid JSON: NaN is not valid JSON"),
-    (b'{"tool": {"name": "bash"}, "request": {"x": Infinity}}',
-     "input is not valid JSON: Infinity is not valid JSON"),
-    (b'{"tool": {"name": "bash"}, "request": {"x": -Infinity}}',
-     "input is not valid JSON: -Infinity is not valid JSON"),
-    (b'{"tool": {"name": "bash"}, "request": {"x": 1e999}}',
-     "input has a number too large to represent (the limit is about 1.8e308)"),
-    (b'{"tool": {"name": "bash"}, "request": {"x": -' + b"9" * 4301 + b"}}",
-     "input has an integer longer than 4300 digits"),
-    (b"\xef\xbb\xbf{}", "input is not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) "
-                        "at line 1, column 1"),
-]
-
-WRONG_TYPES = [
-    ("before_tool", [], "$: input must be a JSON object, got an array"),
-    ("before_tool", "x", "$: input must be a JSON object, got a string"),
-    ("before_tool", None, "$: input must be a JSON object, got null"),
-    ("before_tool", 7, "$: input must be a JSON object, got an integer"),
-    ("before_tool", {"tool": "bash", "request": {}}, "$.tool: expected an object, got a string"),
-    ("before_tool", {"tool": {"name": ["bash"]}, "request": {}},
-     "$.tool.name: expected a string, got an array"),
-    ("before_tool", {"tool": {"name": "bash", "call_id": 5}, "request": {}},
-     "$.tool.call_id: expected a string, got an integer"),
-    ("before_tool", {"tool": {"name": "bash"}, "request": ["ls"]},
-     "$.request: expected an object, got an array"),
-    ("after_tool", {"tool": {"name": "bash"}, "request": {}, "result": "ok"},
-     "$.result: expected an object, got a string"),
-    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": []},
-     "$.context: expected an object, got an array"),
-    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": {"cwd": 1}},
-     "$.context.cwd: expected a string, got an integer"),
-    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": {"turn_id": True}},
-     "$.context.turn_id: expected a string, got a boolean"),
-    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": {"subagent": 1}},
-     "$.context.subagent: expected a boolean, got an integer"),
-    ("before_tool", {"tool": {"name": "bash"}, "request": {},
-                     "context": {"invocation_mode": "tui"}},
-     "$.context.invocation_mode: expected one of print, shell, mission_control, subagent"),
-    ("before_tool", {"tool": {"name": "bash"}, "request": {}, "context": {"shell": "x"}},
-     "$.context.shell: unknown context key"),
-    ("after_assistant", {"text": 5}, "$.text: expected a string, got an integer"),
-    ("after_reasoning", {"request": {"text": None}}, "$.request.text: expected a string, got null"),
-    ("after_reasoning", {"request": "thinking"}, "$.request: expected an object, got a string"),
-]
-
-
-def run_input(project, stdin, phase="before_tool"):
-    write_script(project, "mark.sh", "#!/bin/sh\necho ran > ran.txt\n")
-    config = write_settings(project, {"enabled": True, phase: [hook("./mark.sh")]})
-    started = time.monotonic()
-    result = run_cli("run", "--phase", phase, "--config", str(config), stdin=stdin, cwd=project)
-    assert time.monotonic() - started < PROMPT
-    assert not (project / "ran.txt").exists()  # no hook ran
-    return result
-
-
-@pytest.mark.parametrize("stdin, message", BAD_INPUT, ids=[
-    "truncated", "not-json", "arrays-100000-deep", "objects-100000-deep", "300-deep", "invalid-utf8-start",
-    "bad-utf8-inside", "nan", "infinity", "minus-infinity", "1e999", "4301-digits", "utf8-bom"])
-def test_bad_input_is_exit_2_with_one_line(project, stdin, message):
-    result = run_input(project, stdin)
-    assert (result.returncode, result.stdout, result.stderr) == (2, "", "magihook: %s\n" % message)
-
-
-@pytest.mark.parametrize("phase, event, message", WRONG_TYPES)
-def test_wrong_type_at_every_level_is_exit_2_with_one_line(project, phase, event, message):
-    result = run_input(project, json.dumps(event).encode(), phase)
-    assert (result.returncode, result.stdout, result.stderr) == (2, "", "magihook: %s\n" % message)
-
-
-def test_50_mib_request_from_a_writer_that_never_stops(project):
-    write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
-    process = subprocess.Popen(
-        [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
-         str(project / "settings.json")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project)
-    written = []
-
-    def write_forever():
-        chunk = b"x" * (1024 * 1024)
-        try:
-            process.stdin.write(b'{"tool": {"name": "bash"}, "request": {"command": "')
-            while True:  # 50 MiB and counting: the writer only stops when magihook hangs up
-                process.stdin.write(chunk)
-                written.append(len(chunk))
-        except BrokenPipeError:
-            pass
-
-    writer = threading.Thread(target=write_forever)
-    started = time.monotonic()
-    writer.start()
-    stdout, stderr = process.stdout.read(), process.stderr.read()
-    process.wait(PROMPT)
-    writer.join(PROMPT)
-    assert time.monotonic() - started < PROMPT
-    assert (process.returncode, stdout, stderr) == (
-        2, b"", b"magihook: input event is larger than 33554432 bytes\n")
-    assert not writer.is_alive()
-    # magihook stopped reading at the cap (+ what the pipe buffers): it did not drain the writer.
-    assert sum(written) < 34 * 1024 * 1024
-
-
-# --- 4. nothing left behind in the Python API ---------------------------------------------------
+# --- 3. nothing left behind in the Python API ---------------------------------------------------
 
 def open_descriptors():
     return sorted(os.listdir("/proc/self/fd"))

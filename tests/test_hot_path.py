@@ -4,6 +4,10 @@ An agent pays magihook's start-up on every tool call, twice; bench/run.py measur
 tests pin the part that does not need a clock: modules that a call does not use are not
 imported (python -X importtime lists every import, even of modules already in sys.modules'
 builtin set, so a lazy import that slips to module level shows up here).
+
+Every child runs with `-S -I` (no site, no user site, no PYTHON* variables), the baseline too:
+what site, a venv, a sitecustomize or a .pth file import first differs from one machine to the
+next, and would hide an import from the listing or add one to it.
 """
 
 from __future__ import annotations
@@ -25,8 +29,12 @@ NOT_ON_RUN_PATH = {
 HOOK_ONLY = {"subprocess", "select", "selectors", "errno"}
 
 
+# Isolated and without site, so that only the command itself decides what is imported.
+ISOLATED = ("-S", "-I")
+
+
 def imported(argv, event=None, cwd=None) -> set:
-    done = subprocess.run([sys.executable, "-X", "importtime", *argv],
+    done = subprocess.run([sys.executable, *ISOLATED, "-X", "importtime", *argv],
                           input=json.dumps(event or bash_event()).encode(), capture_output=True,
                           cwd=cwd, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -35,7 +43,7 @@ def imported(argv, event=None, cwd=None) -> set:
 
 
 def imported_modules(*args: str, baseline: str, cwd=None) -> set:
-    """What a magihook call imports beyond what `python -c baseline` imports (site included)."""
+    """What a magihook call imports beyond what `python -c baseline` imports (same flags)."""
     run = imported([str(MAGIHOOK), *args], cwd=cwd)
     assert {"json", "magihook"} & run  # the listing is read at all
     return run - imported(["-c", baseline], cwd=cwd)
@@ -57,11 +65,19 @@ def test_an_inert_run_imports_nothing_it_does_not_use(project, hooks):
 
 def test_a_run_with_one_hook_imports_only_what_running_it_needs(project):
     config = write_settings(project, {"enabled": True, "before_tool": [{"command": "true"}]})
+    inert = write_settings(project, {"enabled": False, "before_tool": [{"command": "true"}]},
+                           name="inert.json")
+    baseline = "import json, sys; json.load(sys.stdin)"
     modules = imported_modules("run", "--phase", "before_tool", "--config", str(config),
-                               baseline="import json, sys; json.load(sys.stdin)", cwd=project)
+                               baseline=baseline, cwd=project)
+    # What the module itself imports (os, __future__... which site usually imports first) is in
+    # an inert run too; the forbidden ones are checked on both.
+    module_level = imported_modules("run", "--phase", "before_tool", "--config", str(inert),
+                                    baseline=baseline, cwd=project)
+    assert modules & NOT_ON_RUN_PATH == module_level & (NOT_ON_RUN_PATH | HOOK_ONLY) == set()
     # posix_spawn starts a hook whose cwd is ours: subprocess (and threading, selectors, the
     # signal module's enums...) stay out; the poll loop is all a hook run adds.
-    assert modules == {"select"}
+    assert modules - module_level == {"select"}
 
 
 def test_settings_with_a_byte_order_mark_are_read(project):

@@ -9,7 +9,7 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, after_event, bash_event, run_cli, write_script
+from conftest import EXAMPLES, after_event, bash_event, require_tool, run_cli, write_script
 
 import magihook
 
@@ -294,8 +294,8 @@ def test_a_failing_injecting_hook_with_policy_fail_is_audited(project):
 
 # --- the shipped memory-after example, end to end (README "Provider context injection") ---------
 
-@pytest.mark.skipif(shutil.which("jq") is None, reason="the spec's scripts use jq")
 def test_memory_after_example_end_to_end(tmp_path):
+    require_tool("jq", "the spec's scripts use jq")
     examples = tmp_path / "examples"
     shutil.copytree(EXAMPLES, examples, ignore=shutil.ignore_patterns(".magi-hooks"))
     (examples / ".magi-hooks").mkdir()

@@ -12,7 +12,7 @@ import resource
 import shutil
 
 import pytest
-from conftest import EXAMPLES, bash_event, run_cli, write_settings
+from conftest import EXAMPLES, bash_event, require_tool, run_cli, write_settings
 from test_interop import BLOCKED, adapt, answer, captured, codex_stdin, config, dialect_hook, install
 
 SECRET = "sk-" + "unitA1b2C3d4E5f6G7h8"
@@ -192,7 +192,6 @@ def validator(project):
         "payload": "full", "failure_policy": "block", "include_tools": ["write", "hash_edit"]}]}))
 
 
-@pytest.mark.skipif(shutil.which("jq") is None, reason="the shipped scripts use jq")
 @pytest.mark.parametrize("patch,denied", [
     ("*** Begin Patch\n*** Add File: .env\n+DEBUG=1\n*** End Patch\n", True),
     ("*** Begin Patch\n*** Add File: a.txt\n+a\n*** Add File: sub/.env\n+B=2\n*** End Patch\n", True),
@@ -208,6 +207,7 @@ def validator(project):
     ("*** Begin Patch\n*** Add File: notes.txt\n+plain\n*** End Patch\n", False),
 ])
 def test_the_write_validator_checks_codex_patches(project, patch, denied):
+    require_tool("jq", "the shipped scripts use jq")
     settings = validator(project)
     result = adapt("codex", project, real_codex_stdin(project, "apply_patch", {"command": patch}),
                    settings)
@@ -219,9 +219,9 @@ def test_the_write_validator_checks_codex_patches(project, patch, denied):
         assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-@pytest.mark.skipif(shutil.which("jq") is None, reason="the shipped scripts use jq")
 def test_the_write_validator_checks_edits_from_other_agents(project):
     """Claude Code's Edit and Gemini's replace reach the validator as hash_edit patches too."""
+    require_tool("jq", "the shipped scripts use jq")
     settings = validator(project)
     claude = {"session_id": "s", "transcript_path": None, "cwd": str(project),
               "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Edit",
@@ -239,8 +239,8 @@ def test_the_write_validator_checks_edits_from_other_agents(project):
     assert (done.returncode, done.stdout) == (0, "")
 
 
-@pytest.mark.skipif(shutil.which("jq") is None, reason="the shipped scripts use jq")
 def test_the_write_validator_still_checks_writes(project):
+    require_tool("jq", "the shipped scripts use jq")
     settings = validator(project)
     write = {"tool": {"name": "write", "call_id": "c"},
              "request": {"path": "deploy/.env", "content": "A=1\n"}}

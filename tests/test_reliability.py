@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MAGIHOOK, after_event, bash_event, run_cli, write_script, write_settings
-from test_hostile import PROMPT, SPILLED
+from conftest import MAGIHOOK, PROMPT, SPILLED, after_event, bash_event, run_cli, write_script, write_settings
 
 import magihook
 

@@ -1,4 +1,7 @@
-"""`magihook run` end to end: settings, matching, payload, preflight, runner, policies, result."""
+"""`magihook run` end to end: settings, matching, payload, preflight, policies, result.
+
+The runner's own outcomes are in test_runner.py, bad input events in test_input.py.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 from conftest import (
@@ -17,6 +19,7 @@ from conftest import (
     ROOT,
     after_event,
     bash_event,
+    require_tool,
     run_cli,
     write_script,
     write_settings,
@@ -362,103 +365,6 @@ def test_quoted_absolute_paths_are_seen_when_disallowed():
             "command has an absolute path and tools.bash.absolute_paths is false"), command
 
 
-# --- runner categories --------------------------------------------------------------------------
-
-def terminal(result, index=0):
-    return [e["payload"] for e in result.events("hook_lifecycle")
-            if e["payload"]["hook_index"] == index][-1]
-
-
-def test_failure_categories_are_exactly_the_spec_s():
-    """Section 1 names them once; the spec lists these five (DESIGN "Hook processes")."""
-    assert magihook.FAILURE_CATEGORIES == ("exit", "timeout", "runner", "stdin", "output-limit")
-
-
-def test_exit_category_names_the_status(project):
-    result = run_before(project, [hook("exit 3")])
-    assert (terminal(result)["category"], terminal(result)["message"]) == (
-        "exit", "hook exited with status 3")
-
-
-def test_death_by_signal_is_exit_category(project):
-    write_script(project, "die.sh", "#!/bin/bash\nkill -TERM $$\n")
-    result = run_before(project, [hook("./die.sh")])
-    assert (terminal(result)["category"], terminal(result)["message"]) == (
-        "exit", "hook was killed by SIGTERM")
-
-
-def test_timeout_kills_and_returns_promptly(project):
-    started = time.monotonic()
-    result = run_before(project, [hook("sleep 30", timeout_seconds=1)])
-    assert time.monotonic() - started < 10
-    assert (terminal(result)["category"], terminal(result)["message"]) == (
-        "timeout", "hook timed out after 1 s")
-
-
-def test_hook_that_never_reads_a_large_stdin_still_times_out(project):
-    event = bash_event("x" * 900_000)
-    started = time.monotonic()
-    result = run_before(project, [hook("sleep 30", timeout_seconds=1, payload="full")], event)
-    assert time.monotonic() - started < 10
-    assert terminal(result)["category"] == "timeout"
-
-
-def test_hook_that_exits_without_reading_stdin_succeeds(project):
-    result = run_before(project, [hook("true", payload="full")], bash_event("y" * 900_000))
-    assert terminal(result)["status"] == "success"
-
-
-@pytest.mark.parametrize("stream, redirect", [("stdout", ""), ("stderr", " >&2")])
-def test_output_over_cap_is_output_limit(project, stream, redirect):
-    result = run_before(project, [hook("head -c 101 /dev/zero" + redirect,
-                                       **{stream + "_max_bytes": 100})])
-    assert (terminal(result)["category"], terminal(result)["message"]) == (
-        "output-limit", "hook %s exceeded 100 bytes" % stream)
-    exactly = run_before(project, [hook("head -c 100 /dev/zero" + redirect,
-                                        **{stream + "_max_bytes": 100})])
-    assert terminal(exactly)["status"] == "success"
-
-
-def test_endless_output_is_stopped(project):
-    started = time.monotonic()
-    result = run_before(project, [hook("yes")])
-    assert time.monotonic() - started < 10
-    assert terminal(result)["category"] == "output-limit"
-
-
-@pytest.mark.parametrize("cwd, message", [
-    ("missing-dir", "hook could not start: working directory does not exist"),
-    ("a-file", "hook could not start: working directory is not a directory"),
-])
-def test_unusable_cwd_is_runner_failure(project, cwd, message):
-    (project / "a-file").write_text("")
-    result = run_before(project, [hook("true")],
-                        bash_event(context={"cwd": str(project / cwd)}))
-    assert (terminal(result)["category"], terminal(result)["message"]) == ("runner", message)
-
-
-def test_envelope_over_cap_after_summaries_is_stdin_failure(project):
-    result = run_before(project, [hook("true")], bash_event(context={"agent_id": "a" * 1100000}))
-    assert (terminal(result)["category"], terminal(result)["message"]) == (
-        "stdin", "hook payload is larger than 1048576 bytes even after summaries")
-
-
-def test_grandchild_holding_the_pipe_does_not_hang(project):
-    write_script(project, "bg.sh", "#!/bin/bash\ncat >/dev/null\nsleep 30 &\necho done\n")
-    started = time.monotonic()
-    result = run_before(project, [hook("./bg.sh")])
-    assert time.monotonic() - started < 10
-    assert terminal(result)["status"] == "success"
-
-
-def test_hooks_run_in_context_cwd(project, tmp_path):
-    child = tmp_path / "child"
-    child.mkdir()
-    write_script(child, "here.sh", "#!/bin/sh\ncat >/dev/null\npwd > where.txt\n")
-    run_before(project, [hook("./here.sh")], bash_event(context={"cwd": str(child)}))
-    assert (child / "where.txt").read_text().strip() == str(child)
-
-
 # --- failure policies ---------------------------------------------------------------------------
 
 def test_ignore_continues_silently(project):
@@ -522,40 +428,6 @@ def test_lifecycle_records_are_exactly_the_allowlist(project):
     assert isinstance(done["payload"]["elapsed_ms"], int)
 
 
-# --- bad input ----------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("stdin, message", [
-    (b"", "input is empty: expected one JSON object"),
-    (b"{", "input is not valid JSON: Expecting property name enclosed in double quotes at "
-           "line 1, column 2"),
-    (b"[]", "$: input must be a JSON object, got an array"),
-    (b"\xff{}", "input is not valid UTF-8 (byte 0)"),
-    (b'{"tool": {"name": "bash"}, "request": {"x": NaN}}',
-     "input is not valid JSON: NaN is not valid JSON"),
-    (b'{"request": {}}', "$.tool: missing (expected an object)"),
-    (b'{"tool": {"name": 1}, "request": {}}', "$.tool.name: expected a string, got an integer"),
-    (b'{"tool": {"name": "bash"}, "request": "ls"}', "$.request: expected an object, "
-                                                     "got a string"),
-    (b'{"tool": {"name": "bash"}, "request": {}, "extra": 1}',
-     "$.extra: unknown key for phase before_tool"),
-    (b'{"tool": {"name": "bash"}, "request": {}, "phase": "after_tool"}',
-     "$.phase: does not match the phase being run (before_tool)"),
-    (b'{"tool": {"name": "bash"}, "request": {}, "context": {"subagent": "yes"}}',
-     "$.context.subagent: expected a boolean, got a string"),
-])
-def test_bad_input_is_one_line_exit_2(project, stdin, message):
-    config = write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
-    result = run_cli("run", "--phase", "before_tool", "--config", str(config), stdin=stdin,
-                     cwd=project)
-    assert (result.returncode, result.stdout, result.stderr) == (2, "", "magihook: %s\n" % message)
-
-
-def test_after_tool_needs_a_result(project):
-    result = run_cli("run", "--phase", "after_tool", event=bash_event(), cwd=project)
-    assert (result.returncode, result.stderr) == (
-        2, "magihook: $.result: missing (expected an object)\n")
-
-
 def test_nothing_sensitive_reaches_events_warnings_or_errors(project):
     command = "printf 'hook-stdout-XYZ'; printf 'hook-stderr-XYZ' >&2; exit 9"
     event = bash_event("secret-command-ABC --token tok-QQQ",
@@ -582,8 +454,8 @@ def run_example(examples, phase, event_file):
                    stdin=(examples / "events" / event_file).read_bytes(), cwd=examples)
 
 
-@pytest.mark.skipif(shutil.which("jq") is None, reason="the spec's scripts use jq")
 def test_spec_scripts_work_against_the_real_envelope(examples):
+    require_tool("jq", "the spec's scripts use jq")
     blocked = run_example(examples, "before_tool", "before-bash-rm.json")
     assert (blocked.returncode, blocked.json["verdict"]) == (3, "block")
     assert blocked.json["tool_result"]["blocked"] is True
@@ -619,33 +491,3 @@ def test_spec_scripts_work_against_the_real_envelope(examples):
             "(after %s)." % phase.split("_")[1])
 
 
-@pytest.mark.parametrize("phase, stdin, message", [
-    ("before_tool", b'{"tool": {"name": "bash"}, "request": {}, "contxt": {}}',
-     "$.contxt: unknown key for phase before_tool (did you mean 'context'?)"),
-    ("before_tool", b'{"tool": {"name": "bash"}, "request": {}, "context": {"turnid": "t"}}',
-     "$.context.turnid: unknown context key (did you mean 'turn_id'?)"),
-    ("before_tool", b'{"tool": {}, "request": {}}', "$.tool.name: missing (expected a string)"),
-    ("after_assistant", b'{"context": {}}', "$.text: missing (expected a string: the whole message text)"),
-    ("after_reasoning", b'{"request": {}}', "$.request.text: missing (expected a string)"),
-])
-def test_missing_and_misspelled_keys_say_so(project, phase, stdin, message):
-    result = run_cli("run", "--phase", phase, stdin=stdin, cwd=project)
-    assert (result.returncode, result.stdout, result.stderr) == (2, "", "magihook: %s\n" % message)
-
-
-def test_without_pidfd_and_waitid_the_runner_polls(project):
-    """macOS before Python 3.13 has neither os.pidfd_open nor os.waitid: same outcomes."""
-    config = write_settings(project, {"enabled": True, "before_tool": [
-        hook("exit 3", label="a"), hook("true", label="b"),
-        hook("sleep 30", label="c", timeout_seconds=1)]})
-    probe = ("import os, sys; del os.waitid; del os.pidfd_open; sys.path.insert(0, %r); "
-             "import magihook; sys.argv = ['magihook', 'run', '--phase', 'before_tool', "
-             "'--config', %r]; sys.exit(magihook.main())" % (str(ROOT), str(config)))
-    done = subprocess.run([sys.executable, "-c", probe], input=json.dumps(bash_event()).encode(),
-                          capture_output=True, cwd=project, timeout=60)
-    result = json.loads(done.stdout)
-    finals = [e["payload"] for e in result["events"] if e["type"] == "hook_lifecycle"
-              and e["payload"]["status"] != "started"]
-    assert [(f["label"], f["status"], f["category"], f["message"]) for f in finals] == [
-        ("a", "failed", "exit", "hook exited with status 3"), ("b", "success", None, None),
-        ("c", "failed", "timeout", "hook timed out after 1 s")]

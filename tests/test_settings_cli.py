@@ -178,7 +178,18 @@ def test_config_without_any_file_shows_the_defaults(tmp_path):
     assert document == magihook.settings_document(magihook.Settings())
 
 
+def require_tomli_w():
+    """tomli-w is a declared dependency (pyproject.toml): where it is missing, `--format toml`
+    prints nothing and a comparison with the JSON would fail on a bare {}, saying nothing."""
+    try:
+        import tomli_w  # noqa: F401
+    except ImportError:
+        pytest.fail("the tomli-w package is not installed, and magihook declares it as a "
+                    "dependency: pip install -e '.[test]'")
+
+
 def test_json_and_toml_give_identical_effective_settings(tmp_path):
+    require_tomli_w()
     json_path = write(tmp_path / "s.json", json.dumps(SPARSE))
     toml_text = run_cli("config", "--config", json_path, "--format", "toml").stdout
     assert tomllib.loads(toml_text) == json.loads(run_cli("config", "--config", json_path).stdout)
@@ -191,6 +202,19 @@ def test_json_and_toml_give_identical_effective_settings(tmp_path):
         '[[hooks.after_tool]]\nlabel = "b"\ncommand = "./b.sh"\nfailure_policy = "ignore"\n'
         "stdout_max_bytes = 100\n"))
     assert run_cli("config", "--config", hand_written).stdout == run_cli("config", "--config", json_path).stdout
+
+
+def test_toml_output_without_tomli_w_names_the_package(tmp_path):
+    """A real interpreter where tomli_w cannot be imported (no site, and blocked in sys.modules
+    in case an installation put it on the standard path): one line that names the package."""
+    json_path = write(tmp_path / "s.json", json.dumps(SPARSE))
+    child = ("import sys; sys.modules['tomli_w'] = None; sys.path.insert(0, %r); "
+             "import magihook; sys.exit(magihook.main(['config', '--config', %r, '--format', "
+             "'toml']))" % (str(ROOT), json_path))
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", child], capture_output=True,
+                          cwd=tmp_path, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, b"", b"magihook: --format toml needs the 'tomli-w' package (pip install tomli-w)\n")
 
 
 def test_config_rejects_unknown_format(tmp_path):

@@ -20,8 +20,17 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MAGIHOOK, bash_event, write_script, write_settings
-from test_hostile import PROMPT, RECORD_PGID, SPILLED, default_signals, live_members
+from conftest import (
+    MAGIHOOK,
+    PROMPT,
+    RECORD_PGID,
+    SPILLED,
+    bash_event,
+    live_members,
+    write_script,
+    write_settings,
+)
+from test_hostile import default_signals
 
 TERM, INT, HUP = signal.SIGTERM, signal.SIGINT, signal.SIGHUP
 BURSTS = [(TERM, HUP), (HUP, TERM), (INT, TERM), (TERM, INT, HUP), (HUP, INT, TERM), (INT, INT)]

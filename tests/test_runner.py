@@ -1,0 +1,438 @@
+"""Section 10, the process runner: how a hook starts, what it gets, and how it ends.
+
+Every hook is a real process.  The hostile ones first write their process group id to pgid.txt
+(conftest.RECORD_PGID): after each case the group must have no live member, and with `tmpdir_env`
+the payload_ref folder a > 1 MiB full payload makes must be gone.  Covered: spawn (posix_spawn or
+Popen, the same world either way), stdin that is never read, output caps, timeouts, process
+groups and sessions, death by signal, a lost exit status, the signals held while a hook starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from conftest import (
+    MAGIHOOK,
+    PROMPT,
+    ROOT,
+    SPILLED,
+    after_event,
+    assert_group_gone,
+    bash_event,
+    hook_def,
+    hostile,
+    live_members,
+    run_hook,
+    terminal,
+    write_script,
+    write_settings,
+)
+from conftest import full_hook as hook
+
+import magihook
+
+
+def run_plain(project, hook_entry, event=None):
+    """One hook as test_run_core runs it: a small bash call by default, the caller's TMPDIR."""
+    result, _ = run_hook(project, None, hook_entry, event or bash_event())
+    return result
+
+
+# --- hostile hooks: timeouts, caps, groups, sessions --------------------------------------------
+
+def test_hook_that_sleeps_forever_times_out(project, tmpdir_env):
+    command = hostile(project, "sleep 1000 &\nsleep 1000\n")
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1))
+    assert terminal(result) == ("failed", "timeout", "hook timed out after 1 s")
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+
+
+def test_grandchild_keeping_stdout_does_not_delay_and_is_ended(project, tmpdir_env):
+    # Design decision (README): the hook's process group is its lifetime.  The background job
+    # holds stdout; magihook returns when the hook itself exits and ends the job with it.
+    command = hostile(project, "sleep 1000 &\necho $! > job.pid\necho started\nexit 0\n")
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
+    assert (result.returncode, terminal(result)) == (0, ("success", None, None))
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+    job = int((project / "job.pid").read_text())
+    assert job not in live_members(int((project / "pgid.txt").read_text()))
+
+
+def test_setsid_grandchild_keeping_the_pipe_does_not_delay(project, tmpdir_env):
+    # A job that detaches into its own session escapes the group by design: it must not delay
+    # magihook, and it is left running (the test ends it).
+    command = hostile(project, (
+        "setsid bash -c 'echo $$ > escaped.pid; exec sleep 1000' &\n"
+        "until [ -s escaped.pid ]; do sleep 0.01; done\n"
+        "echo detached\nexit 0\n"))
+    escaped = None
+    try:
+        result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
+        escaped = int((project / "escaped.pid").read_text())
+        assert (result.returncode, terminal(result)) == (0, ("success", None, None))
+        assert elapsed < PROMPT
+        assert_group_gone(project)
+        assert os.getsid(escaped) == escaped  # still running, in its own session
+    finally:
+        if escaped is None and (project / "escaped.pid").exists():
+            escaped = int((project / "escaped.pid").read_text())
+        if escaped is not None:
+            os.killpg(escaped, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("then, outcome", [
+    ("sleep 1000\n", ("failed", "timeout", "hook timed out after 1 s")),
+    ("sleep 0.2\nexit 0\n", ("success", None, None)),
+])
+def test_hook_that_closes_stdout_early_and_keeps_running(project, tmpdir_env, then, outcome):
+    command = hostile(project, "exec >&- 2>&-\n" + then)
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1))
+    assert terminal(result) == outcome
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+
+
+@pytest.mark.parametrize("then, outcome", [
+    ("exec sleep 1000\n", ("failed", "timeout", "hook timed out after 1 s")),
+    ("exit 0\n", ("success", None, None)),
+])
+def test_hook_that_never_reads_a_900_kb_stdin(project, tmpdir_env, then, outcome):
+    event = bash_event("y" * 900_000)  # inline: just under the 1 MiB stdin cap
+    command = hostile(project, then)
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=1), event)
+    assert terminal(result) == outcome
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+
+
+@pytest.mark.parametrize("stream, output", [
+    ("stdout", "head -c 1000000000 /dev/zero"), ("stderr", "head -c 1000000000 /dev/zero >&2"),
+    ("stdout", "yes"),  # endless, not just large (merged from test_run_core)
+], ids=["stdout", "stderr", "endless"])
+def test_hook_printing_1_gb_is_stopped_at_the_cap(project, tmpdir_env, stream, output):
+    command = hostile(project, output + "\n")
+    result, elapsed = run_hook(project, tmpdir_env, hook(command, timeout_seconds=30))
+    assert terminal(result) == ("failed", "output-limit", "hook %s exceeded 8192 bytes" % stream)
+    assert elapsed < PROMPT
+    assert_group_gone(project)
+
+
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGSEGV", "SIGTERM"])
+def test_hook_killed_by_a_signal_is_exit_naming_the_signal(project, tmpdir_env, signame):
+    command = hostile(project, "kill -%s $$\n" % signame[3:])
+    result, _ = run_hook(project, tmpdir_env, hook(command))
+    assert terminal(result) == ("failed", "exit", "hook was killed by %s" % signame)
+    assert_group_gone(project)
+
+
+def test_command_of_the_hook_killed_by_a_signal_names_it_too(project, tmpdir_env):
+    # bash runs (not execs) this last command and reports its death as status 128+15.
+    command = hostile(project, "bash -c 'kill -TERM $$'\nexit $?\n")
+    result, _ = run_hook(project, tmpdir_env, hook(command))
+    assert terminal(result) == (
+        "failed", "exit", "hook exited with status 143 (shell: a command was killed by SIGTERM)")
+
+
+@pytest.mark.parametrize("script, mode, message", [
+    ("#!/nonexistent/interpreter\n", 0o755, "hook exited with status 127 (shell: command not found)"),
+    ("#!/bin/sh\nexit 0\n", 0o644, "hook exited with status 126 (shell: cannot execute)"),
+    (None, None, "hook exited with status 127 (shell: command not found)"),
+])
+def test_missing_interpreter_no_run_bit_or_no_script(project, tmpdir_env, script, mode, message):
+    if script is not None:
+        path = write_script(project, "bad.sh", script)
+        path.chmod(mode)
+    result, elapsed = run_hook(project, tmpdir_env, hook("./bad.sh"))
+    assert terminal(result) == ("failed", "exit", message)
+    assert result.json["verdict"] == "continue"
+    assert elapsed < PROMPT
+
+
+@pytest.mark.parametrize("cwd, message", [
+    ("missing-dir", "hook could not start: working directory does not exist"),
+    ("a-file", "hook could not start: working directory is not a directory"),
+])
+def test_unusable_cwd_fails_before_spawn_and_removes_the_payload_file(project, tmpdir_env, cwd,
+                                                                      message):
+    (project / "a-file").write_text("")
+    event = bash_event(SPILLED, context={"cwd": str(project / cwd)})
+    result, _ = run_hook(project, tmpdir_env, hook("./never-runs.sh"), event)
+    assert terminal(result) == ("failed", "runner", message)
+
+
+
+# --- outcome categories -------------------------------------------------------------------------
+
+def test_exit_category_names_the_status(project):
+    result = run_plain(project, hook_def("exit 3"))
+    assert terminal(result)[1:] == (
+        "exit", "hook exited with status 3")
+
+
+@pytest.mark.parametrize("stream, redirect", [("stdout", ""), ("stderr", " >&2")])
+def test_output_over_cap_is_output_limit(project, stream, redirect):
+    result = run_plain(project, hook_def("head -c 101 /dev/zero" + redirect,
+                                         **{stream + "_max_bytes": 100}))
+    assert terminal(result)[1:] == (
+        "output-limit", "hook %s exceeded 100 bytes" % stream)
+    exactly = run_plain(project, hook_def("head -c 100 /dev/zero" + redirect,
+                                          **{stream + "_max_bytes": 100}))
+    assert terminal(exactly)[0] == "success"
+
+
+def test_envelope_over_cap_after_summaries_is_stdin_failure(project):
+    result = run_plain(project, hook_def("true"), bash_event(context={"agent_id": "a" * 1100000}))
+    assert terminal(result)[1:] == (
+        "stdin", "hook payload is larger than 1048576 bytes even after summaries")
+
+
+def test_hooks_run_in_context_cwd(project, tmp_path):
+    child = tmp_path / "child"
+    child.mkdir()
+    write_script(child, "here.sh", "#!/bin/sh\ncat >/dev/null\npwd > where.txt\n")
+    run_plain(project, hook_def("./here.sh"), bash_event(context={"cwd": str(child)}))
+    assert (child / "where.txt").read_text().strip() == str(child)
+
+
+def test_without_pidfd_and_waitid_the_runner_polls(project):
+    """macOS before Python 3.13 has neither os.pidfd_open nor os.waitid: same outcomes."""
+    config = write_settings(project, {"enabled": True, "before_tool": [
+        hook_def("exit 3", label="a"), hook_def("true", label="b"),
+        hook_def("sleep 30", label="c", timeout_seconds=1)]})
+    probe = ("import os, sys; del os.waitid; del os.pidfd_open; sys.path.insert(0, %r); "
+             "import magihook; sys.argv = ['magihook', 'run', '--phase', 'before_tool', "
+             "'--config', %r]; sys.exit(magihook.main())" % (str(ROOT), str(config)))
+    done = subprocess.run([sys.executable, "-c", probe], input=json.dumps(bash_event()).encode(),
+                          capture_output=True, cwd=project, timeout=60)
+    result = json.loads(done.stdout)
+    finals = [e["payload"] for e in result["events"] if e["type"] == "hook_lifecycle"
+              and e["payload"]["status"] != "started"]
+    assert [(f["label"], f["status"], f["category"], f["message"]) for f in finals] == [
+        ("a", "failed", "exit", "hook exited with status 3"), ("b", "success", None, None),
+        ("c", "failed", "timeout", "hook timed out after 1 s")]
+
+
+# --- exit status and signals --------------------------------------------------------------------
+
+def test_exit_status_is_real_when_the_caller_ignores_sigchld(project, tmpdir_env):
+    config = write_settings(project, {"enabled": True, "before_tool": [hook("exit 3")]})
+    done = subprocess.run(
+        [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config", str(config)],
+        input=json.dumps(bash_event()).encode(), capture_output=True, cwd=project,
+        env=tmpdir_env, timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    payload = json.loads(done.stdout)["events"][1]["payload"]
+    assert (payload["category"], payload["message"]) == ("exit", "hook exited with status 3")
+
+
+def test_lost_exit_status_is_a_runner_failure_not_success(project):
+    # In-process with SIGCHLD ignored, the kernel reaps the hook before magihook can.
+    settings = magihook.settings_from_document(
+        {"hooks": {"enabled": True, "before_tool": [{"command": "exit 3"}]}})
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        result = magihook.run_phase(settings, "before_tool", bash_event(), cwd=str(project))
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    payload = result["events"][1]["payload"]
+    assert (payload["category"], payload["message"]) == (
+        "runner", "hook exit status was lost: the hook was reaped outside magihook "
+                  "(is SIGCHLD ignored?)")
+
+
+def test_signals_held_are_delivered_after_the_section():
+    class Stop(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stop(signum)
+
+    steps = []
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stop):
+            with magihook.SignalsHeld():
+                os.kill(os.getpid(), signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)
+                steps.append("section ran to its end")
+        assert signal.getsignal(signal.SIGTERM) is stop
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert steps == ["section ran to its end"]
+
+
+# --- how a hook starts --------------------------------------------------------------------------
+# From the CLI, a hook whose cwd is magihook's own starts by posix_spawn; elsewhere (or when
+# magihook's own descriptors 0-2 are closed, so its pipes take those numbers), and always from the
+# Python API, by subprocess.Popen.  Both must give the hook the same world: its cwd, only
+# descriptors 0-2 (none of the caller's inheritable ones), its own session and process group,
+# SIGPIPE and SIGXFSZ back at their defaults, the same blocked signals, and the payload on stdin.
+
+PROBE = r"""#!/bin/bash
+ls /proc/$$/fd > "$TMPDIR/fds.txt"
+payload=$(cat)
+[[ $payload == *'"call_id":"call_1"'* ]] && stdin=payload || stdin=none
+stat=$(< /proc/$$/stat)
+set -- ${stat##*) }
+ignored=$(sed -n 's/^SigIgn:\t//p' /proc/$$/status)
+blocked=$(sed -n 's/^SigBlk:\t//p' /proc/$$/status)
+printf '{"context_items":[{"role":"user","content":"cwd=%s fds=%s leader=%s ignored=%s blocked=%s stdin=%s"}]}' \
+  "$(pwd -P)" "$(sort -n "$TMPDIR/fds.txt" | tr '\n' ,)" \
+  "$([[ $3 == $$ && $4 == $$ ]] && echo yes || echo no)" "$ignored" "$blocked" "$stdin"
+"""
+PIPE_AND_XFSZ = 1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1)
+# glibc's posix_spawn leaves its internal signals (32 up to SIGRTMIN) ignored in the child; a
+# glibc program installs its own handlers for them, and no other program may use them.
+LIBC_INTERNAL = sum(1 << (signum - 1) for signum in range(32, signal.SIGRTMIN))
+
+
+def probe_report(content, cwd):
+    """The probe's report, checked for what must hold whichever way the hook started."""
+    fields = dict(field.split("=", 1) for field in content.split(" "))
+    assert (fields["cwd"], fields["fds"], fields["leader"], fields["stdin"]) == (
+        str(cwd), "0,1,2,255,", "yes", "payload")  # 255: bash's own descriptor on the script
+    ignored = int(fields["ignored"], 16)
+    assert ignored & PIPE_AND_XFSZ == 0
+    return ignored & ~LIBC_INTERNAL, fields["blocked"]
+
+
+@pytest.fixture
+def probe(tmp_path, monkeypatch):
+    """The probe script, a second folder to run it in, and TMPDIR for its listing."""
+    folder = tmp_path / "probe"
+    folder.mkdir()
+    write_script(folder, "probe.sh", PROBE)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    return str(folder / "probe.sh"), other
+
+
+def probe_hooks(command):
+    return {"enabled": True, "after_tool": [{"command": command, "payload": "full",
+                                             "provider_context_injection": True}]}
+
+
+def reports_from_both_folders(project, elsewhere, context_items):
+    """The probe's reports with the hook's cwd ours, then elsewhere, while the caller holds an
+    inheritable pipe; `context_items(cwd)` runs the hook and returns the result's items."""
+    leak_read, leak_write = os.pipe()
+    os.set_inheritable(leak_read, True)
+    os.set_inheritable(leak_write, True)
+    reports = []
+    try:
+        for cwd in (project, elsewhere):
+            content = [item["content"] for item in context_items(cwd, (leak_read, leak_write))]
+            assert len(content) == 1, content
+            reports.append(probe_report(content[0], cwd))
+    finally:
+        os.close(leak_read)
+        os.close(leak_write)
+    return reports
+
+
+@pytest.mark.parametrize("closed, mode", [((), "run"), ((2,), "run"), ((), "stream")],
+                         ids=["stdio-open", "stderr-closed", "stream"])
+def test_a_hook_starts_the_same_in_its_cwd_and_elsewhere(project, probe, closed, mode):
+    command, elsewhere = probe
+    config = write_settings(project, probe_hooks(command))
+    run = ["--phase", "after_tool"] if mode == "run" else ["--stream"]
+
+    def context_items(cwd, leaked):
+        event = after_event(context={"cwd": str(cwd)})
+        if mode == "stream":
+            event["phase"] = "after_tool"
+        (project / "event.json").write_text(json.dumps(event) + "\n")
+        with open(project / "event.json", "rb") as stdin:
+            done = subprocess.run(
+                [sys.executable, str(MAGIHOOK), "run", *run, "--config", str(config)],
+                stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60, pass_fds=leaked,
+                preexec_fn=lambda: [os.close(fd) for fd in closed])
+        assert done.returncode == 0, done
+        return json.loads(done.stdout)["context_items"]
+
+    first, second = reports_from_both_folders(project, elsewhere, context_items)
+    assert first == second
+
+
+def test_an_api_caller_s_inheritable_descriptors_stay_out_of_hooks(project, probe, monkeypatch):
+    command, elsewhere = probe
+    settings = magihook.settings_from_document({"hooks": probe_hooks(command)})
+    monkeypatch.chdir(project)
+
+    def context_items(cwd, leaked):
+        return magihook.run_phase(settings, "after_tool",
+                                  after_event(context={"cwd": str(cwd)}))["context_items"]
+
+    first, second = reports_from_both_folders(project, elsewhere, context_items)
+    assert first == second
+
+
+def test_a_signal_the_caller_ignores_stays_ignored_in_the_hook(project, probe):
+    """Under nohup (or `&` in a script) SIGHUP/SIGINT are ignored; a hook inherits that, however
+    it starts, even though magihook holds its signals while the hook starts."""
+    command, elsewhere = probe
+    config = write_settings(project, probe_hooks(command))
+
+    def ignore_hangup_and_interrupt():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def context_items(cwd, leaked):
+        (project / "event.json").write_text(json.dumps(after_event(context={"cwd": str(cwd)})))
+        with open(project / "event.json", "rb") as stdin:
+            done = subprocess.run(
+                [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
+                 str(config)], stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60,
+                preexec_fn=ignore_hangup_and_interrupt)
+        return json.loads(done.stdout)["context_items"]
+
+    reports = reports_from_both_folders(project, elsewhere, context_items)
+    wanted = 1 << (signal.SIGHUP - 1) | 1 << (signal.SIGINT - 1)
+    assert [ignored & wanted for ignored, _ in reports] == [wanted, wanted]
+
+
+def test_main_called_by_a_host_leaves_the_host_s_descriptors_alone(project, probe):
+    """A host calling main() keeps its inheritable descriptors inheritable (its own children may
+    need them), and its hooks still do not get them."""
+    command, _ = probe
+    config = write_settings(project, probe_hooks(command))
+    host = ("import json, os, sys; sys.path.insert(0, %r); import magihook; "
+            "read_end, write_end = os.pipe(); os.set_inheritable(write_end, True); "
+            "code = magihook.main(['run', '--phase', 'after_tool', '--config', %r]); "
+            "sys.stderr.write(json.dumps([code, os.get_inheritable(write_end)]))"
+            % (str(MAGIHOOK.parent), str(config)))
+    done = subprocess.run([sys.executable, "-c", host], input=json.dumps(after_event()).encode(),
+                          capture_output=True, cwd=project, timeout=60)
+    assert json.loads(done.stderr) == [0, True]
+    [item] = json.loads(done.stdout)["context_items"]
+    probe_report(item["content"], project)
+
+
+def test_an_environment_entry_posix_spawn_refuses_does_not_stop_hooks(project):
+    """An entry with an empty name is valid for execve; posix_spawn refuses it, Popen passes it."""
+    config = write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
+    launcher = (
+        "import ctypes, os, sys; argv = [a.encode() for a in sys.argv[1:]]; "
+        "env = [b'PATH=' + os.environb[b'PATH'], b'HOME=' + os.environb[b'HOME'], b'=odd']; "
+        "ctypes.CDLL(None).execve(argv[0], (ctypes.c_char_p * (len(argv) + 1))(*argv, None), "
+        "(ctypes.c_char_p * (len(env) + 1))(*env, None))")
+    done = subprocess.run(
+        [sys.executable, "-c", launcher, sys.executable, str(MAGIHOOK), "run", "--phase",
+         "before_tool", "--config", str(config)], input=json.dumps(bash_event()).encode(),
+        capture_output=True, cwd=project, timeout=60)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert [(e["payload"]["status"], e["payload"]["message"]) for e in json.loads(done.stdout)[
+        "events"]] == [("started", None), ("success", None)]
+
+
+def test_failure_categories_are_exactly_the_spec_s():
+    """Section 1 names them once; the spec lists these five (DESIGN "Hook processes")."""
+    assert magihook.FAILURE_CATEGORIES == ("exit", "timeout", "runner", "stdin", "output-limit")
