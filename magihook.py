@@ -1982,6 +1982,12 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 
 REDACTION_MARKER = "<redacted:credential>"
 
+
+def _lazy_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """A function that returns PATTERN compiled, compiling it on its first call: most calls
+    redact nothing, and compiling this section's regexes at import would cost each of them."""
+    return functools.lru_cache(maxsize=1)(lambda: re.compile(pattern, flags))
+
 # -- Key names ---------------------------------------------------------------
 #
 # A key is split into lower-case WORDS at camelCase and acronym boundaries,
@@ -2097,9 +2103,7 @@ _TYPE_WORDS = frozenset((
 ))
 
 
-@functools.lru_cache(maxsize=1)
-def _key_word_re() -> re.Pattern[str]:
-    return re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_key_word_re = _lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def _key_words(key: str) -> Tuple[str, ...]:
@@ -2491,10 +2495,8 @@ def _read_text(column: str) -> str:
     return column.replace("\\n", "\n")
 
 
-@functools.lru_cache(maxsize=1)
-def _shape_part_re() -> re.Pattern[str]:
-    # 'literal', NAME or [class], then an optional {n} or {fewest,most}, then a space or the end.
-    return re.compile(r"(?:'([^']*)'|([A-Z0-9]+)|\[([^\]]+)\])(?:\{([0-9]+)(?:,([0-9]+))?\})?(?: (?=.)|\Z)")
+# 'literal', NAME or [class], then an optional {n} or {fewest,most}, then a space or the end.
+_shape_part_re = _lazy_re(r"(?:'([^']*)'|([A-Z0-9]+)|\[([^\]]+)\])(?:\{([0-9]+)(?:,([0-9]+))?\})?(?: (?=.)|\Z)")
 
 
 def _read_shape(column: str) -> Tuple[Any, ...]:
@@ -2901,12 +2903,10 @@ def _checksum_ok(rule: TokenRule, body: str) -> bool:
         and _crc32_base62(body[:30]) == body[30:]
 
 
-@functools.lru_cache(maxsize=1)
-def _userinfo_re() -> re.Pattern[str]:
-    # Led by the literal "://", which the engine finds with a fast search;
-    # the userinfo is between "://" and "@" (no group: groups cost time at
-    # every URL).
-    return re.compile(r"://[^\s/@'\"<>]{1,384}@")
+# Led by the literal "://", which the engine finds with a fast search;
+# the userinfo is between "://" and "@" (no group: groups cost time at
+# every URL).
+_userinfo_re = _lazy_re(r"://[^\s/@'\"<>]{1,384}@")
 
 
 def _userinfo_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
@@ -3205,10 +3205,8 @@ def _flag_re() -> re.Pattern[str]:
     """ % ("|".join(_FLAG_WORDS), _UNQUOTED_VALUE), re.X)
 
 
-@functools.lru_cache(maxsize=1)
-def _bearer_re() -> re.Pattern[str]:
-    # A bare "Bearer <token>" outside any Authorization header.
-    return re.compile(r"bearer[ \t]{1,4}(?P<bearer>[a-z0-9_~+/.=-]{8,4096})")
+# A bare "Bearer <token>" outside any Authorization header.
+_bearer_re = _lazy_re(r"bearer[ \t]{1,4}(?P<bearer>[a-z0-9_~+/.=-]{8,4096})")
 
 
 @functools.lru_cache(maxsize=1)
@@ -3221,10 +3219,8 @@ def _template_re() -> re.Pattern[str]:
         r"|\{[A-Za-z0-9_.:!]*\}|\?", re.S)
 
 
-@functools.lru_cache(maxsize=1)
-def _code_ref_re() -> re.Pattern[str]:
-    # A bare identifier or dotted path, possibly opening a call or an index.
-    return re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
+# A bare identifier or dotted path, possibly opening a call or an index.
+_code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
 # A value made only of these is masked (***, xxxx, ••••).
@@ -3401,9 +3397,7 @@ def _scheme_re() -> re.Pattern[str]:
     return re.compile(r"(?i:%s)[ \t]{1,4}(?=[^\s])" % _SCHEME_WORDS)
 
 
-@functools.lru_cache(maxsize=1)
-def _scheme_token_re() -> re.Pattern[str]:
-    return re.compile(r"[ \t]{1,4}([^\s\"'`,;]{8,4096})")
+_scheme_token_re = _lazy_re(r"[ \t]{1,4}([^\s\"'`,;]{8,4096})")
 
 
 def _looks_secret(value: str) -> bool:
@@ -3416,9 +3410,7 @@ def _looks_secret(value: str) -> bool:
     return len(value) >= 16 and value.lower() != value and value.upper() != value
 
 
-@functools.lru_cache(maxsize=1)
-def _slug_re() -> re.Pattern[str]:
-    return re.compile(r"[a-z]{2,}(?:[_.-][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+")
+_slug_re = _lazy_re(r"[a-z]{2,}(?:[_.-][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+")
 
 
 def _pair_holds_secret(text: str, m: re.Match[str], value: str) -> bool:
@@ -3470,11 +3462,9 @@ def _spaced_span(text: str, m: re.Match[str], memo: _NameMemo) -> Optional[Tuple
 # Values apart from their name are held to _looks_secret where a bare word
 # would be a false alarm.
 
-@functools.lru_cache(maxsize=1)
-def _element_re() -> re.Pattern[str]:
-    # Only closing tags whose name holds a stem; the opening tag is found again in Python.
-    return re.compile(r"</(?=[a-z0-9_:.-]{0,40}(?:ken|cret|ass|key|pwd|cred|auth)[a-z0-9_:.-]{0,40}>)"
-                      r"(?P<name>[a-z0-9_:.-]{1,84})>")
+# Only closing tags whose name holds a stem; the opening tag is found again in Python.
+_element_re = _lazy_re(r"</(?=[a-z0-9_:.-]{0,40}(?:ken|cret|ass|key|pwd|cred|auth)[a-z0-9_:.-]{0,40}>)"
+                       r"(?P<name>[a-z0-9_:.-]{1,84})>")
 
 
 def _element_spans(text: str, low: str) -> List[Tuple[int, int]]:
@@ -3495,28 +3485,22 @@ def _element_spans(text: str, low: str) -> List[Tuple[int, int]]:
     return spans
 
 
-@functools.lru_cache(maxsize=1)
-def _secret_data_re() -> re.Pattern[str]:
-    # A data: / stringData: block of a Kubernetes Secret: every key's value is secret.
-    return re.compile(r"^(?P<indent>[ \t]{0,32})(?:data|stringdata):[ \t]*\r?\n"
-                      r"(?P<block>(?:(?P=indent)[ \t]{1,16}[^\s#][^\r\n]{0,8192}\r?\n?){1,4096})", re.M)
+# A data: / stringData: block of a Kubernetes Secret: every key's value is secret.
+_secret_data_re = _lazy_re(r"^(?P<indent>[ \t]{0,32})(?:data|stringdata):[ \t]*\r?\n"
+                           r"(?P<block>(?:(?P=indent)[ \t]{1,16}[^\s#][^\r\n]{0,8192}\r?\n?){1,4096})", re.M)
 
 
 _BLOCK_SCALARS = frozenset(("|", ">", "|-", ">-", "|+", ">+"))
 
 
-@functools.lru_cache(maxsize=1)
-def _secret_kind_re() -> re.Pattern[str]:
-    return re.compile(r"kind[\"']?:[ \t]{0,4}[\"']?secret\b")
+_secret_kind_re = _lazy_re(r"kind[\"']?:[ \t]{0,4}[\"']?secret\b")
 
 
-@functools.lru_cache(maxsize=1)
-def _secret_data_item_re() -> re.Pattern[str]:
-    # `key: value` (the value goes), `key: |` / `key:` (nothing yet), or a line of a block scalar
-    # under such a key (the whole line goes).
-    return re.compile(r"^[ \t]{1,48}(?:[^\s:#'\"]{1,253}:(?:[ \t]{1,8}[\"']?"
-                      r"(?P<v>[^\s\"'#][^\"'#\r\n]{0,8191}?)[\"']?)?[ \t\r]*$"
-                      r"|(?P<line>[^\s#][^\r\n]{0,8191}?)[ \t\r]*$)", re.M)
+# `key: value` (the value goes), `key: |` / `key:` (nothing yet), or a line of a block scalar
+# under such a key (the whole line goes).
+_secret_data_item_re = _lazy_re(r"^[ \t]{1,48}(?:[^\s:#'\"]{1,253}:(?:[ \t]{1,8}[\"']?"
+                                r"(?P<v>[^\s\"'#][^\"'#\r\n]{0,8191}?)[\"']?)?[ \t\r]*$"
+                                r"|(?P<line>[^\s#][^\r\n]{0,8191}?)[ \t\r]*$)", re.M)
 
 
 def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
@@ -3542,13 +3526,11 @@ _PASSWORD_FLAG_COMMANDS = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _password_flag_re() -> re.Pattern[str]:
-    # Led by the literal " -" (a flag after a space); openssl's -passin/-passout/-pass pass:SECRET
-    # in the same pass (env:VAR and file:PATH name no secret).
-    return re.compile(r" -(?:(?P<flag>[pwPa])(?:[ \t]{1,4}|=|(?=['\"]))"
-                      r"(?P<v>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\";|&]{0,255})"
-                      r"|pass(?:in|out)?[ \t]{1,4}['\"]?pass:(?P<pass>[^\s'\"]{1,256}))")
+# Led by the literal " -" (a flag after a space); openssl's -passin/-passout/-pass pass:SECRET
+# in the same pass (env:VAR and file:PATH name no secret).
+_password_flag_re = _lazy_re(r" -(?:(?P<flag>[pwPa])(?:[ \t]{1,4}|=|(?=['\"]))"
+                             r"(?P<v>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\";|&]{0,255})"
+                             r"|pass(?:in|out)?[ \t]{1,4}['\"]?pass:(?P<pass>[^\s'\"]{1,256}))")
 
 
 @functools.cache
@@ -3556,14 +3538,12 @@ def _flag_command_re(flag: str) -> re.Pattern[str]:
     return re.compile(_PASSWORD_FLAG_COMMANDS[flag])
 
 
-@functools.lru_cache(maxsize=1)
-def _config_set_re() -> re.Pattern[str]:
-    # aws configure set aws_secret_access_key v; npm config set //host/:_authToken v;
-    # dotnet user-secrets set NAME v.  Led by the literal "set ", the command checked behind it.
-    return re.compile(r"set[ \t](?:(?<=config set.)|(?<=configure set.)|(?<=user-secrets set.))[ \t]{0,3}"
-                      r"(?:--?[a-z-]{1,20}[ \t]{1,4}){0,2}"
-                      r"[\"']?(?P<name>[^\s\"'=]{1,128})[\"']?[ \t]{1,4}"
-                      r"(?P<v>'[^'\r\n]{1,1024}'|\"[^\"\r\n]{1,1024}\"|[^\s'\"$][^\s'\";|&]{0,1023})")
+# aws configure set aws_secret_access_key v; npm config set //host/:_authToken v;
+# dotnet user-secrets set NAME v.  Led by the literal "set ", the command checked behind it.
+_config_set_re = _lazy_re(r"set[ \t](?:(?<=config set.)|(?<=configure set.)|(?<=user-secrets set.))[ \t]{0,3}"
+                          r"(?:--?[a-z-]{1,20}[ \t]{1,4}){0,2}"
+                          r"[\"']?(?P<name>[^\s\"'=]{1,128})[\"']?[ \t]{1,4}"
+                          r"(?P<v>'[^'\r\n]{1,1024}'|\"[^\"\r\n]{1,1024}\"|[^\s'\"$][^\s'\";|&]{0,1023})")
 
 
 # Literals that one of each flag's commands holds (docker ... login: "login").
@@ -3603,18 +3583,14 @@ def _config_set_spans(text: str) -> List[Tuple[int, int]]:
             if is_credential_key(m.group("name")) and not _is_placeholder(m.group("v").strip("'\""))]
 
 
-@functools.lru_cache(maxsize=1)
-def _netrc_re() -> re.Pattern[str]:
-    # Led by the literal "password" followed by whitespace; the entry's head is checked behind it.
-    return re.compile(r"password[ \t\r\n]{1,8}(?P<v>[^\s]{1,256})")
+# Led by the literal "password" followed by whitespace; the entry's head is checked behind it.
+_netrc_re = _lazy_re(r"password[ \t\r\n]{1,8}(?P<v>[^\s]{1,256})")
 
 
-@functools.lru_cache(maxsize=1)
-def _netrc_head_re() -> re.Pattern[str]:
-    # machine HOST / default, then up to three of login|account|port X, right before "password".
-    return re.compile(r"(?:(?<![a-z0-9_.-])machine[ \t\r\n]{1,8}[^\s]{1,256}|(?<![a-z0-9_.-])default)"
-                      r"(?:[ \t\r\n]{1,8}(?:login|account|port)[ \t\r\n]{1,8}[^\s]{1,256}){0,3}"
-                      r"[ \t\r\n]{1,8}\Z")
+# machine HOST / default, then up to three of login|account|port X, right before "password".
+_netrc_head_re = _lazy_re(r"(?:(?<![a-z0-9_.-])machine[ \t\r\n]{1,8}[^\s]{1,256}|(?<![a-z0-9_.-])default)"
+                          r"(?:[ \t\r\n]{1,8}(?:login|account|port)[ \t\r\n]{1,8}[^\s]{1,256}){0,3}"
+                          r"[ \t\r\n]{1,8}\Z")
 
 
 def _netrc_spans(text: str, low: str) -> List[Tuple[int, int]]:
