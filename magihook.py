@@ -2040,31 +2040,25 @@ _KEY_QUALIFIERS = frozenset((
     "x",
 ))
 # Vendors whose keys have no distinctive prefix: "<vendor>Key" / "<vendor>_key" names a credential.
-_VENDOR_WORDS = frozenset((
-    "mailgun", "mailchimp", "mailjet", "mandrill", "postmark", "sendgrid", "sendinblue", "brevo",
-    "sparkpost", "twilio", "nexmo", "vonage", "plivo", "messagebird", "telnyx", "pusher",
-    "algolia", "mapbox", "gmaps", "tomtom", "bing", "google", "gcp", "firebase", "azure", "aws",
-    "cloudflare", "fastly", "akamai", "netlify", "vercel", "datadog", "newrelic", "sentry",
-    "bugsnag", "rollbar", "honeybadger", "logdna", "loggly", "papertrail", "sumologic", "splunk",
-    "pagerduty", "opsgenie", "statuspage", "segmentio", "mixpanel", "amplitude", "intercom", "zendesk",
-    "freshdesk", "hubspot", "salesforce", "pipedrive", "airtable", "notion", "asana", "trello",
-    "jira", "atlassian", "confluence", "clickup", "figma", "dropbox", "okta", "auth0", "onelogin",
-    "paypal", "braintree", "square", "adyen", "razorpay", "paystack", "flutterwave", "coinbase",
-    "binance", "kraken", "plaid", "shippo", "easypost", "openweather", "openweathermap", "nasa",
-    "tmdb", "omdb", "youtube", "spotify", "twitch", "discord", "telegram", "slack", "github",
-    "gitlab", "bitbucket", "circleci", "travis", "codecov", "sonar", "snyk", "npm", "pypi",
-    "rubygems", "nuget", "docker", "dockerhub", "heroku", "digitalocean", "linode", "vultr",
-    "hetzner", "scaleway", "ovh", "openai", "anthropic", "cohere", "mistral", "groq",
-    "huggingface", "replicate", "pinecone", "weaviate", "elastic", "contentful", "prismic",
-    "storyblok", "shopify", "stripe", "recaptcha", "captcha", "hcaptcha", "mapquest",
-    "positionstack", "ipinfo", "ipstack", "rapidapi", "newsapi", "finnhub", "etherscan", "infura",
-    "alchemy", "moralis", "supabase", "planetscale", "upstash", "doppler", "vault", "launchdarkly",
-    "optimizely", "grafana", "prometheus", "lokalise", "crowdin", "transifex", "deepl", "yandex",
-    "baidu", "alibaba", "aliyun", "tencent", "huawei", "ibm", "oracle", "zoom", "webex",
-    "calendly", "typeform", "surveymonkey", "jotform", "yelp", "foursquare", "giphy", "unsplash",
-    "pexels", "cloudinary", "imgix", "uploadcare", "filestack", "vimeo", "wistia", "clearbit",
-    "fullcontact", "zapier", "ifttt", "integromat",
-))
+_VENDOR_WORDS = frozenset("""
+    mailgun mailchimp mailjet mandrill postmark sendgrid sendinblue brevo sparkpost twilio nexmo
+    vonage plivo messagebird telnyx pusher algolia mapbox gmaps tomtom bing google gcp firebase
+    azure aws cloudflare fastly akamai netlify vercel datadog newrelic sentry bugsnag rollbar
+    honeybadger logdna loggly papertrail sumologic splunk pagerduty opsgenie statuspage
+    segmentio mixpanel amplitude intercom zendesk freshdesk hubspot salesforce pipedrive
+    airtable notion asana trello jira atlassian confluence clickup figma dropbox okta auth0
+    onelogin paypal braintree square adyen razorpay paystack flutterwave coinbase binance kraken
+    plaid shippo easypost openweather openweathermap nasa tmdb omdb youtube spotify twitch
+    discord telegram slack github gitlab bitbucket circleci travis codecov sonar snyk npm pypi
+    rubygems nuget docker dockerhub heroku digitalocean linode vultr hetzner scaleway ovh openai
+    anthropic cohere mistral groq huggingface replicate pinecone weaviate elastic contentful
+    prismic storyblok shopify stripe recaptcha captcha hcaptcha mapquest positionstack ipinfo
+    ipstack rapidapi newsapi finnhub etherscan infura alchemy moralis supabase planetscale
+    upstash doppler vault launchdarkly optimizely grafana prometheus lokalise crowdin transifex
+    deepl yandex baidu alibaba aliyun tencent huawei ibm oracle zoom webex calendly typeform
+    surveymonkey jotform yelp foursquare giphy unsplash pexels cloudinary imgix uploadcare
+    filestack vimeo wistia clearbit fullcontact zapier ifttt integromat
+""".split())
 _SECRET_PAIRS = frozenset((
     ("auth", "code"), ("authorization", "code"), ("access", "code"),
     ("recovery", "code"), ("connection", "string"), ("connection", "str"),
