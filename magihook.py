@@ -3729,7 +3729,8 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
             while pos >= 0:
                 pos, found = _named_pass(text, low, pattern, pos, memo)
                 spans.extend(found)
-    spaced = [_flag_re] if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else []
+    spaced: List[Callable[[], re.Pattern[str]]] = (
+        [_flag_re] if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else [])
     if "bearer" in low:
         spaced.append(_bearer_re)
     for make_pattern in spaced:
