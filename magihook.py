@@ -2467,8 +2467,9 @@ def _table_lines(table: str) -> Tuple[Tuple[int, Sequence[str]], ...]:
 
 @functools.lru_cache(maxsize=1)
 def _token_lines() -> Tuple[Tuple[int, Sequence[str]], ...]:
-    # Splitting the lines is all that a first redaction pays for the whole table: a row's shape
-    # and texts are read when its record is built, as a short text builds few (_row_rule).
+    # Splitting the lines, and reading every row's prefixes and lead (_rows_by_lead), is all that
+    # a first redaction pays for the whole table: a row's shape and texts are read when its
+    # record is built, and a text builds only the records of the rules it needs (_row_rule).
     return _table_lines(TOKEN_RULES)
 
 
@@ -2544,17 +2545,28 @@ def _read_options(column: str) -> Mapping[str, Any]:
 _COLUMN_READERS = (_read_word, _read_prefixes, _read_shape, _read_text, _read_text, _read_options)
 
 
+def _row_error(row: Tuple[int, Sequence[str]], error: ValueError) -> ValueError:
+    return ValueError("TOKEN_RULES line %d (%s): %s" % (row[0], row[1][0], error))
+
+
 def _read_column(row: Tuple[int, Sequence[str]], column: int) -> Any:
-    number, columns = row
     try:
-        return _COLUMN_READERS[column](columns[column])
+        return _COLUMN_READERS[column](row[1][column])
     except ValueError as error:
-        raise ValueError("TOKEN_RULES line %d (%s): %s" % (number, columns[0], error)) from None
+        raise _row_error(row, error) from None
+
+
+def _row_option(row: Tuple[int, Sequence[str]], key: str) -> Any:
+    # Most rows set no such option: their options column is not read here.
+    return _read_column(row, 5).get(key, "") if key + "=" in row[1][5] else ""
 
 
 def _parse_row(row: Tuple[int, Sequence[str]]) -> Tuple[Any, ...]:
     """A row as (id, prefixes, shape, example, near miss, options)."""
-    return tuple(_read_column(row, column) for column in range(len(_RULE_COLUMNS)))
+    try:
+        return tuple(read(column) for read, column in zip(_COLUMN_READERS, row[1]))
+    except ValueError as error:
+        raise _row_error(row, error) from None
 
 
 def _parse_rules(table: str) -> Tuple[Tuple[Any, ...], ...]:
@@ -2576,12 +2588,21 @@ def token_rules() -> Tuple[TokenRule, ...]:
 
 
 def _rule_tag(rule: TokenRule) -> str:
-    return rule.id.replace("-", "_")
+    return _id_tag(rule.id)
+
+
+def _id_tag(rule_id: str) -> str:
+    return rule_id.replace("-", "_")
 
 
 @functools.lru_cache(maxsize=1)
-def _rules_by_tag() -> Mapping[str, TokenRule]:
-    return {_rule_tag(rule): rule for rule in token_rules()}
+def _rows_by_tag() -> Mapping[str, int]:
+    return {_id_tag(columns[0]): index for index, (_, columns) in enumerate(_token_lines())}
+
+
+def _rule_by_tag(tag: str) -> TokenRule:
+    # The record of the rule a match names, built on its own: not the whole table's.
+    return _row_rule(_rows_by_tag()[tag])
 
 
 def _lead_position(prefix: str, lead: str) -> int:
@@ -2692,7 +2713,7 @@ def _rows_by_lead() -> Mapping[str, Tuple[int, ...]]:
     built)."""
     by_lead: Dict[str, List[int]] = {}
     for index, row in enumerate(_token_lines()):
-        by_lead.setdefault(_lead_of(_read_column(row, 1), _read_column(row, 5).get("lead", "")), []).append(index)
+        by_lead.setdefault(_lead_of(_read_column(row, 1), _row_option(row, "lead")), []).append(index)
     return {lead: tuple(rows) for lead, rows in by_lead.items()}
 
 
@@ -2766,7 +2787,7 @@ def _needles(prefixes: Sequence[str], lead: str, pattern: str) -> Tuple[str, ...
 @functools.cache
 def _lead_needles(lead: str) -> Tuple[Tuple[str, ...], ...]:
     rows = [_token_lines()[index] for index in _rows_by_lead()[lead]]
-    return tuple(_needles(_read_column(row, 1), lead, _read_column(row, 5).get("pattern", "")) for row in rows)
+    return tuple(_needles(_read_column(row, 1), lead, _row_option(row, "pattern")) for row in rows)
 
 
 @functools.lru_cache(maxsize=256)
@@ -2967,7 +2988,7 @@ def _sas_span(text: str, percent: int, end: int) -> Optional[Tuple[int, int]]:
     while start > 0 and percent - start < 128 and (text[start - 1].isalnum() or text[start - 1] in "+/%"):
         start -= 1
     if percent - start < 40 or start < 5 or not text.startswith("sig=", start - 4) \
-            or text[start - 5] not in "?&" or _looks_fake(text[start:percent], _rules_by_tag()["azure_sas_signature"]):
+            or text[start - 5] not in "?&" or _looks_fake(text[start:percent], _rule_by_tag("azure_sas_signature")):
         return None
     return start, end
 
@@ -2975,7 +2996,7 @@ def _sas_span(text: str, percent: int, end: int) -> Optional[Tuple[int, int]]:
 def _accept_prefixed(text: str, m: re.Match[str],
                      seen: Optional[Dict[str, List[int]]] = None) -> Optional[Tuple[int, int]]:
     """Span to redact for one prefixed match, or None to keep the text (SEEN: see _in_context)."""
-    rule = _rules_by_tag()[(m.lastgroup or "")[2:]]
+    rule = _rule_by_tag((m.lastgroup or "")[2:])
     end = m.end()
     if rule.context in ("mysql", "curl"):
         return _secret_group_span(text, m, rule, {} if seen is None else seen)
