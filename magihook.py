@@ -2454,15 +2454,14 @@ _COLUMN_SEPARATOR = " | "
 
 def _table_lines(table: str) -> Tuple[Tuple[int, Sequence[str]], ...]:
     """The rows of a rule table as (line number, columns), comments and blank lines left out."""
-    rows = []
-    for number, line in enumerate(table.splitlines(), 1):
-        if line and not line.startswith("#"):
-            columns = line.split(_COLUMN_SEPARATOR)
-            if len(columns) != len(_RULE_COLUMNS):
-                raise ValueError("TOKEN_RULES line %d: %d columns, not %d (%s): %r" % (
-                    number, len(columns), len(_RULE_COLUMNS), _COLUMN_SEPARATOR.join(_RULE_COLUMNS), line))
-            rows.append((number, columns))
-    return tuple(rows)
+    rows = tuple((number, line.split(_COLUMN_SEPARATOR))
+                 for number, line in enumerate(table.splitlines(), 1) if line and line[0] != "#")
+    for number, columns in rows:
+        if len(columns) != len(_RULE_COLUMNS):
+            raise ValueError("TOKEN_RULES line %d: %d columns, not %d (%s): %r" % (
+                number, len(columns), len(_RULE_COLUMNS), _COLUMN_SEPARATOR.join(_RULE_COLUMNS),
+                _COLUMN_SEPARATOR.join(columns)))
+    return rows
 
 
 @functools.lru_cache(maxsize=1)
@@ -2490,28 +2489,42 @@ def _read_text(column: str) -> str:
     return column.replace("\\n", "\n")
 
 
-# 'literal', NAME or [class], then an optional {n} or {fewest,most}, then a space or the end.
-_shape_part_re = _lazy_re(r"(?:'([^']*)'|([A-Z0-9]+)|\[([^\]]+)\])(?:\{([0-9]+)(?:,([0-9]+))?\})?(?: (?=.)|\Z)")
-
-
 def _read_shape(column: str) -> Tuple[Any, ...]:
+    """The parts of a shape column, between single spaces: 'literal', a run (_read_run) or a
+    name of _NAMED_SHAPES.  Read by hand: compiling a regex for it would cost a first redaction
+    more than reading the rows does."""
     parts: List[Any] = []
     pos = 0
-    while pos < len(column) or not parts:
-        match = _shape_part_re().match(column, pos)
-        if match is None:
-            raise ValueError("shape %r: no 'literal', NAME{n} or [class]{n} at %r" % (column, column[pos:]))
-        pos = match.end()
-        literal, name, alphabet, fewest, most = match.groups()
-        if literal is not None and fewest is None:
-            parts.append(_read_text(literal))
-        elif name in _NAMED_SHAPES and fewest is None:
-            parts.extend(_read_shape(_NAMED_SHAPES[name]))
-        elif (name in _ALPHABETS or alphabet) and fewest is not None and int(fewest) <= int(most or fewest):
-            parts.append((_ALPHABETS.get(name) or alphabet, int(fewest), int(most or fewest)))
+    while True:
+        if column.startswith("'", pos):
+            end = column.find("'", pos + 1) + 1
+            if not end:
+                raise ValueError("shape %r: a literal without its closing quote" % column)
+            parts.append(_read_text(column[pos + 1:end - 1]))
         else:
-            raise ValueError("shape %r: %r is no 'literal', NAME{n} or [class]{n}" % (column, match.group()))
-    return tuple(parts)
+            end = column.find(" ", pos)
+            end = len(column) if end < 0 else end
+            word = column[pos:end]
+            parts.extend(_read_shape(_NAMED_SHAPES[word]) if word in _NAMED_SHAPES else [_read_run(word, column)])
+        if end == len(column):
+            return tuple(parts)
+        if column[end] != " " or end + 1 == len(column):
+            raise ValueError("shape %r: its parts go between single spaces" % column)
+        pos = end + 1
+
+
+def _read_run(word: str, column: str) -> Tuple[str, int, int]:
+    """NAME{n} or NAME{fewest,most} (a run of an alphabet of _ALPHABETS), or [class]{...} (an
+    alphabet written out), as (alphabet, fewest, most)."""
+    head, brace, count = word[:-1].partition("{")
+    fewest, comma, most = count.partition(",")
+    most = most if comma else fewest
+    written = len(head) > 2 and head[0] == "[" and head[-1] == "]"
+    alphabet = head[1:-1] if written else _ALPHABETS.get(head, "")
+    if not (word.endswith("}") and brace and alphabet and fewest.isdigit() and most.isdigit()
+            and int(fewest) <= int(most)):
+        raise ValueError("shape %r: %r is no 'literal', NAME{n}, NAME{fewest,most} or [class]{n}" % (column, word))
+    return alphabet, int(fewest), int(most)
 
 
 def _read_option(word: str) -> Tuple[str, Any]:
