@@ -376,6 +376,12 @@ class _RepeatedKey(ValueError):
 # a zero fraction (5.0) IS an integer, so it validates; whoever reads the settings converts it
 # with int().  5.5 is rejected.
 
+
+def _every_hook_of(phases: Sequence[str], definition: str) -> Dict[str, Any]:
+    """A schema clause: every hook in these phases' lists also satisfies `$defs/DEFINITION`."""
+    return {"properties": {phase: {"items": {"$ref": "#/$defs/" + definition}} for phase in phases}}
+
+
 _SCHEMA_FRAME: Dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "magihook settings",
@@ -495,13 +501,7 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                         "properties": {"failure_policy": {"const": "block"}},
                         "required": ["failure_policy"],
                     },
-                    "then": {
-                        "properties": {
-                            "after_tool": {"items": {"$ref": "#/$defs/rule_inherited_block"}},
-                            "after_assistant": {"items": {"$ref": "#/$defs/rule_inherited_block"}},
-                            "after_reasoning": {"items": {"$ref": "#/$defs/rule_inherited_block"}},
-                        },
-                    },
+                    "then": _every_hook_of(AFTER_PHASES, "rule_inherited_block"),
                 },
                 {
                     # Rule (c), inherited half: unless the global payload is 'full', a hook
@@ -510,14 +510,7 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                         "properties": {"payload": {"const": "full"}},
                         "required": ["payload"],
                     },
-                    "else": {
-                        "properties": {
-                            "before_tool": {"items": {"$ref": "#/$defs/foreign_dialect_payload"}},
-                            "after_tool": {"items": {"$ref": "#/$defs/foreign_dialect_payload"}},
-                            "after_assistant": {"items": {"$ref": "#/$defs/foreign_dialect_payload"}},
-                            "after_reasoning": {"items": {"$ref": "#/$defs/foreign_dialect_payload"}},
-                        },
-                    },
+                    "else": _every_hook_of(PHASES, "foreign_dialect_payload"),
                 },
             ],
         },
