@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -219,3 +220,10 @@ def assert_group_gone(project, strict=False):
             return
         time.sleep(0.02)
     raise AssertionError("process group %d still has %s" % (pgid, live_members(pgid)))
+
+
+def default_signals():
+    """preexec_fn: the CLI starts with default dispositions even if this test run was started
+    with some ignored (a background job in a script ignores SIGINT)."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)

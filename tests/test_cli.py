@@ -19,6 +19,7 @@ from conftest import (
     after_event,
     assert_group_gone,
     bash_event,
+    default_signals,
     hostile,
     write_settings,
 )
@@ -193,13 +194,6 @@ def test_an_internal_error_in_adapt_denies_and_debug_shows_its_traceback(project
 
 
 # --- the command itself: signals, a vanished reader, odd descriptors -----------------------------
-
-def default_signals():
-    """preexec_fn: the CLI starts with default dispositions even if this test run was started
-    with some ignored (a background job in a script ignores SIGINT)."""
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
-
 
 def start_cli(project, env, hook_def, event, preexec_fn=default_signals):
     config = write_settings(project, {"enabled": True, "before_tool": [hook_def]})

@@ -26,11 +26,11 @@ from conftest import (
     RECORD_PGID,
     SPILLED,
     bash_event,
+    default_signals,
     live_members,
     write_script,
     write_settings,
 )
-from test_hostile import default_signals
 
 TERM, INT, HUP = signal.SIGTERM, signal.SIGINT, signal.SIGHUP
 BURSTS = [(TERM, HUP), (HUP, TERM), (INT, TERM), (TERM, INT, HUP), (HUP, INT, TERM), (INT, INT)]
