@@ -2296,7 +2296,9 @@ class TokenRule:
 
 
 # The table: one rule a line, six columns between " | " (which no value holds: a row with more or
-# fewer columns is an error that names its line), lines starting with "#" are comments:
+# fewer columns is an error that names its line), lines starting with "#" are comments, and a
+# line starting with -- led by "LEAD" heads the rows of that lead (each row's own lead, read from
+# its prefixes and options, must be its header's: a first call groups rows by the headers alone):
 #   id | prefixes | shape | example | near miss | options
 #   - prefixes: comma-separated; "-" for none (the rule then names its lead).
 #   - shape: parts between single spaces: 'literal', NAME{n} or NAME{fewest,most} (a run of an
@@ -2306,7 +2308,7 @@ class TokenRule:
 #     pattern= comes last and takes the rest of the column (a regex may hold spaces).
 # Formats as documented by the vendors and by the public gitleaks and trufflehog rule sets.
 TOKEN_RULES = r"""
-# -- led by "_" --
+-- led by "_" --
 github-pat | ghp_ | AN{30,255} | 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 | ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx | checksum=crc32
 github-oauth | gho_ | AN{30,255} | 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 | gho_****** | checksum=crc32
 github-app-token | ghu_,ghs_ | AN{30,255} | ghu_NvV7L888VTmVxnmZGECmAsWhyxmUoS4OiNvP | ghu_servingcellconfigcommonsibelem | checksum=crc32
@@ -2371,7 +2373,7 @@ typeform-api-token | tfp_ | AN{8} [A-Za-z0-9_=.-]{32,51} | tfp_9WSRGTBn26pFmgov9
 razorpay-key | rzp_live_,rzp_test_ | AN{14} | rzp_test_Bf3q3VopROE8qs | myrzp_test_Bf3q3VopROE8qs | -
 maxmind-license-key | - | AN{6} '_' AN{29} '_mmk' | 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 | n8HZ3X_UgiCmiBHS7ET9o2T711Z is cut | lead=_ back=36 pattern=mmk(?<=[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)
 braintree-access-token | access_token$production$,access_token$sandbox$ | LAN{16} '$' HEX{32} | access_token$production$5fxqcrxiuo9jrzyp$c8bd4e41d9ecdbb8b4a2cd8af216d1e6 | access_token$production$servingcellconfigcommonsibelementfieldvaluemessag | -
-# -- led by "-" --
+-- led by "-" --
 anthropic-api-key | sk-ant-api03-,sk-ant-admin01- | URL{93} 'AA' | sk-ant-admin01-QJFI0gQVCM5dmuyGJNSL14K9aI83Lf4mWrw3IAcL9kPw5zYru-B5jZR2HfJpWJev5KyhvVdibtYqbTKRQzczLAL-RvYEjAA | xsk-ant-admin01-QJFI0gQVCM5dmuyGJNSL14K9aI83Lf4mWrw3IAcL9kPw5zYru-B5jZR2HfJpWJev5KyhvVdibtYqbTKRQzczLAL-RvYEjAA | -
 openai-api-key | sk- | URL{20,250} | sk-G32Bts6Y7ecx1d9MHdu7EF9H31EsNun8tle | xsk-G32Bts6Y7ecx1d9MHdu7EF9H31EsNun8tle | context=letter_digit
 gitlab-pat | glpat- | URL{20,128} | glpat-q6NMAauQ_OH7YfH3F5t4 | glpat-XXXXXXXXXXXXXXXXXXXX | pattern=[A-Za-z0-9_-]{20,300}(?:\.[0-9a-z]{9})?
@@ -2432,7 +2434,7 @@ private-key | - | '-----BEGIN RSA PRIVATE KEY-----\n' B64{64} '\n' B64{20,64} '\
 # before).  The "-" starts a word: checked after the letter.
 mysql-password-flag | - | 'mysql -u app -p' AN{12,16} | mysql -u app -pQE8FQumlIlKM5LLO | grep -pattern file.txt | lead=- end=no context=mysql pattern=p(?<![^\s]-p)(?P<s_mysql_password_flag>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})
 curl-auth-user | - | 'curl -u deploy:' AN{16,20} ' https://api.example.test/' | curl -u deploy:arJyRbjSKE6dA1G2izQ https://api.example.test/ | git log -u origin:main | lead=- end=no context=curl pattern=u(?:(?<![^\s]-u)|(?<=--u)(?<![^\s]--u)ser)[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:(?P<s_curl_auth_user>[^\s'\"@]{1,256})
-# -- led by "." --
+-- led by "." --
 google-oauth-access-token | ya29. | URL{60,200} | ya29.UeuQ6ZirZTOw3EnQhhWUqAt-5egpzKN-IlnzNNRZvOfN3daRYXSlAA0I54BJG05OT1XhdaKQ_ | xya29.UeuQ6ZirZTOw3EnQhhWUqAt-5egpzKN-IlnzNNRZvOfN3daRYXSlAA0I54BJG05OT1XhdaKQ_ | pattern=[A-Za-z0-9_-]{20,2048}
 vault-service-token | hvs. | URL{90,120} | hvs.73DMHUXocxeKmXX0QNWwxMrwZcr9zmsk1DVkE5AINccXclmJdBDdikW5BVwVzrvuXnuX2Nq7U8vgjJweWRWr1kcWHk5XS429pPgVY | xhvs.73DMHUXocxeKmXX0QNWwxMrwZcr9zmsk1DVkE5AINccXclmJdBDdikW5BVwVzrvuXnuX2Nq7U8vgjJweWRWr1kcWHk5XS429pPgVY | pattern=[A-Za-z0-9_-]{24,300}
 vault-batch-token | hvb. | URL{138,200} | hvb.kjDwJ4px9fW7uqeVpMDagXOzfzvmECAJqn2hUIDtXn3gOgZpThW-T_H8-WedynQyEoHfcSdQ4ghsmdik2AymSL-W_2UVVsFyVFYWoPBNmdZdyDFGsjMbC1iJZtKs_a-GdSF5-IK6-KIRNRmJ1Mc18 | hvb.XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX | pattern=[A-Za-z0-9_-]{24,300}
@@ -2454,19 +2456,19 @@ zapier-webhook-url | hooks.zapier.com/hooks/catch/ | DIG{7,8} '/' LAN{6,7} | htt
 # Discord bot token: M/N/O + 23-26 chars . 6 chars . 27+ chars; the lead is the first dot
 # and the start is found again in _discord_start.
 discord-bot-token | - | [MNO]{1} URL{23} '.' URL{6} '.' URL{27,38} | NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzAN1KqLaeYoOo7aB8qPJRzOk | NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzA is cut | lead=. context=discord pattern=(?=[A-Za-z0-9_-]{6}\.)(?<=[A-Za-z0-9_-]{22}\.)[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}
-# -- led by "~" --
+-- led by "~" --
 openshift-user-token | sha256~ | URL{43} | sha256~YxMkyFAI7rrI2X9lKcDRWP89wDCe3X1veF9Vwm2l4-d | sha256~servingcellconfigcommonsibelementfieldvalue | -
 azure-ad-client-secret | - | AN{3} DIG{1} 'Q~' AN{8} [A-Za-z0-9_~.-]{23,26} | M3X2Q~YIOlRvW7fnhWhTE9UepjmBiR3Dz8eUyjPb | M3X2Q~YIOlRvW7fnhWhTE9Uepjm is cut | lead=~ back=5 pattern=(?<=[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}
-# -- led by "%": an Azure SAS signature is base64 of 32 bytes, URL-encoded, so it ends with
+-- led by "%": an Azure SAS signature is base64 of 32 bytes, URL-encoded, so it ends with
 # %3D; the lead is that "%" and the start ("?sig=" or "&sig=") is found again in _sas_span.
 azure-sas-signature | - | 'sig=' AN{43} '%3D' | https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sr=b&sp=r&sig=jT6mvz799Ry5UjcjSmfOKwNCaw4zsMIpZiHv1TNw4R7%3D | see sig=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA%3D in the docs | lead=% context=sas pattern=3[Dd](?<=[A-Za-z0-9+/%]{40}%3[Dd])(?![A-Za-z0-9%])
-# -- led by "J" --
+-- led by "J" --
 grafana-api-key | eyJrIjoi | AN{70,120} [=]{0,3} | eyJrIjoi0QxnF1O7svaRZFT82jVLy8WyhOWkdqVdmtt9nWVG4J59iiBb22bk8WDwyIOyioV8JZHeq6ew1= | eyJrIjoiXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX | lead=J
 azure-devops-pat | - | AN{52} 'JQQJ9' [9DH]{1} AN{18} 'AZDO' AN{4} | SmEr7UftZEIOv6xoru8sMJ3bBFK2GywvuseBwEcDcfkp4PpVIrB8JQQJ9Hf7YQnVGjCclOsbI8fxAZDOR4iz | xSmEr7UftZEIOv6xoru8sMJ3bBFK2GywvuseBwEcDcfkp4PpVIrB8JQQJ9Hf7YQnVGjCclOsbI8fxAZDOR4iz | lead=J back=52 pattern=QQJ9[9DH](?<=[A-Za-z0-9]{52}JQQJ9[9DH])[A-Za-z0-9]{18}AZDO[A-Za-z0-9]{4}
 # JWT: every part after the header is optional so a long run without dots is consumed once,
 # not re-scanned; the shape is checked afterwards.
 jwt | eyJ | URL{20,60} '.eyJ' URL{40,120} '.' URL{43} | eyJja1mpaOuMtooQhkP34Bj6RNlq-4eobH3x2.eyJZIhC0pish-rOW0yNdfj6yqlyqtqlYyPeHPjIY8CPQ98Fylc.y2vAqYQmGxP8riRWgbMN4dMlLzKO3_76VV5Ven4YuHE | eyJhbGciOiJIUzI1NiJ9 alone | lead=J end=no context=jwt pattern=[A-Za-z0-9_-]{8,8192}(?:\.[A-Za-z0-9_-]{0,16384}(?:\.[A-Za-z0-9_+/-]{0,8192}={0,2})?)?
-# -- led by "A" --
+-- led by "A" --
 aws-access-token | AKIA,ASIA,ABIA,ACCA | [A-Z2-7]{16} | ACCAA6L6ISCPTYPEFR5D | AKIAIOSFODNN7EXAMPLE | lead=A
 aws-access-token-a3t | A3T | UAN{1} [A-Z2-7]{16} | A3T862HDV4GXIRZAEEV5 | xA3T862HDV4GXIRZAEEV5 | lead=A
 aws-bedrock-api-key | ABSK | B64{109,269} [=]{0,2} | ABSKVgoT5wNZyeCQ2G10Nm1CLb4sYz4ukJvaCvvR2Km3X9VsqLCBAc1f86RkZglGT0xxVNviWhHHxn8csSNIL7Cw6lCRmYyJ/V7h9zZOpotxbamxbnKIx | ABSKXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX | lead=A
@@ -2495,19 +2497,20 @@ azure-container-registry-key | - | B64{42} '+ACR' [A-D]{1} AN{5} | Hs+IuOdPMFZOc
 azure-service-bus-key | - | B64{33} '+ASb' B64{5} '=' | t2sHj0e9NCzXHTkbFQ634oqbX4ItMlTP0+ASbUnzZR= | t2sHj0e9NCzXHTkbFQ634oqbX4ItM is cut | lead=A back=34 end=no pattern=Sb(?<=[A-Za-z0-9+/]{33}\+ASb)[A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])
 azure-event-hub-key | - | B64{33} '+AEh' B64{5} '=' | onZQkukSuMUkNQgAOagvYoy98aBesyQju+AEhBgXI7= | xonZQkukSuMUkNQgAOagvYoy98aBesyQju+AEhBgXI7= | lead=A back=34 end=no pattern=Eh(?<=[A-Za-z0-9+/]{33}\+AEh)[A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])
 azure-relay-key | - | B64{33} '+ARm' B64{5} '=' | RWg+q/Gqpw0l7Ps9rXpD8zdTKiH7GTSUE+ARmNUvO+= | RWg+q/Gqpw0l7Ps9rXpD8zdTKiH7G is cut | lead=A back=34 end=no pattern=Rm(?<=[A-Za-z0-9+/]{33}\+ARm)[A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])
-# -- led by "K" --
+-- led by "K" --
 jwt-base64 | ZXlK | B64{80,400} | ZXlKdHRiSGpMLVp3djB2OTVoeGY0RnNxTzhEMWNVQ3ZsTEtOTi5leUpYQVhWQzVNTkNlRG9HcWo2NVdPNWt5TGRBNWRiQ1pDY1h5UElCYk5CRUNxSHdOYlJwTGQ5LkZ6akoxNjY1cF84cmxfRm1XTHpRODZOWjRCV1NUeU5JMjBKZHVqQjVSZmQ | xZXlKdHRiSGpMLVp3djB2OTVoeGY0RnNxTzhEMWNVQ3ZsTEtOTi5leUpYQVhWQzVNTkNlRG9HcWo2NVdPNWt5TGRBNWRiQ1pDY1h5UElCYk5CRUNxSHdOYlJwTGQ5LkZ6akoxNjY1cF84cmxfRm1XTHpRODZOWjRCV1NUeU5JMjBKZHVqQjVSZmQ | lead=K context=base64_jwt pattern=[A-Za-z0-9+/]{40,8192}={0,2}
 twilio-api-key | SK | HEXM{32} | SK5E924522cDB4Df7aE3bC9a5f1EFbabEe | SKXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX | lead=K
 easypost-test-api-token | EZTK | AN{54} | EZTKm4KWYq8EglbWXef9I1naUpkKlNr9qhHaokJwchAil70SPOIqFhNWEc | myEZTKm4KWYq8EglbWXef9I1naUpkKlNr9qhHaokJwchAil70SPOIqFhNWEc | lead=K
-# -- led by ":A": a Telegram bot token is <bot id digits>:A<34>; an "A" lead would stop at
+-- led by ":A": a Telegram bot token is <bot id digits>:A<34>; an "A" lead would stop at
 # every capital A of ENV_NAMES; the digits are added back later.
 telegram-bot-api-token | - | DIG{8,10} ':A' URL{34} | 526631057:AIBB6Z-Ne4OrTTyl4vIxCa6L4T61MiP6LUm | at 12:Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbx | lead=:A end=no context=telegram pattern=[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])
-# -- led by "|" (or its URL encoding): a Facebook app token is <app id>|<app secret> --
+-- led by "|": a Facebook app token is <app id>|<app secret> --
 facebook-access-token | - | DIG{15,16} '|' URL{27} | 184387161380233|kZoRM910RHPcM7Dz2ehpqKhU_Kl | x184387161380233|kZoRM910RHPcM7Dz2ehpqKhU_Kl | lead=| context=facebook pattern=(?<=[0-9]{15}\|)[A-Za-z0-9_-]{27,40}
+-- led by "%" (the "|" URL-encoded) --
 facebook-access-token-url-encoded | - | DIG{15,16} '%7C' URL{27} | 992532001915521%7Cg966HNB-EVQZIQWqlsM13NPFuxE | 992532001915521%7Cg966HNB-EVQZ is cut | lead=% context=facebook pattern=7[Cc](?<=[0-9]{15}%7[Cc])[A-Za-z0-9_-]{27,40}
-# -- led by "!": a Salesforce session id is <org id>!<session> --
+-- led by "!": a Salesforce session id is <org id>!<session> --
 salesforce-access-token | - | '00D' AN{12} '!' [A-Za-z0-9_.]{96} | 00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpiskOGPLhpxYWJ8 | x00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpiskOGPLhpxYWJ8 | lead=! back=15 pattern=(?<=00[A-Za-z0-9]{13}!)[A-Za-z0-9_.]{96}
-# -- led by "dapi" (the lookbehind comes after it) --
+-- led by "dapi" (the lookbehind comes after it) --
 databricks-api-token | dapi | HEX{32} | dapi0466881d611679af7a4b5d558b5e4f4a | xdapi0466881d611679af7a4b5d558b5e4f4a | lead=dapi pattern=[a-f0-9]{32}(?:-[0-9])?
 """  # noqa: E501 (a rule is one line: its example and near miss are whole tokens)
 _SEPARATOR_LEADS = "_-.~"
@@ -2528,24 +2531,64 @@ _RULE_COLUMNS = ("id", "prefixes", "shape", "example", "near miss", "options")
 _COLUMN_SEPARATOR = " | "
 
 
+_LEAD_HEADER = '-- led by "'
+
+
+def _is_row(line: str) -> bool:
+    return bool(line) and line[0] != "#" and not line.startswith(_LEAD_HEADER)
+
+
+def _table_row(number: int, line: str) -> Tuple[int, Sequence[str]]:
+    """A row line of a rule table as (line number, columns)."""
+    columns = line.split(_COLUMN_SEPARATOR)
+    if len(columns) != len(_RULE_COLUMNS):
+        raise ValueError("TOKEN_RULES line %d: %d columns, not %d (%s): %r" % (
+            number, len(columns), len(_RULE_COLUMNS), _COLUMN_SEPARATOR.join(_RULE_COLUMNS), line))
+    return number, columns
+
+
 def _table_lines(table: str) -> Tuple[Tuple[int, Sequence[str]], ...]:
-    """The rows of a rule table as (line number, columns), comments and blank lines left out."""
-    rows = tuple((number, line.split(_COLUMN_SEPARATOR))
-                 for number, line in enumerate(table.splitlines(), 1) if line and line[0] != "#")
-    for number, columns in rows:
-        if len(columns) != len(_RULE_COLUMNS):
-            raise ValueError("TOKEN_RULES line %d: %d columns, not %d (%s): %r" % (
-                number, len(columns), len(_RULE_COLUMNS), _COLUMN_SEPARATOR.join(_RULE_COLUMNS),
-                _COLUMN_SEPARATOR.join(columns)))
-    return rows
+    """The rows of a rule table as (line number, columns), comments, headers and blank lines
+    left out."""
+    return tuple(_table_row(number, line) for number, line in enumerate(table.split("\n"), 1) if _is_row(line))
 
 
 @functools.lru_cache(maxsize=1)
-def _token_lines() -> Tuple[Tuple[int, Sequence[str]], ...]:
-    # Splitting the lines, and reading every row's prefixes and lead (_rows_by_lead), is all that
-    # a first redaction pays for the whole table: a row's shape and texts are read when its
-    # record is built, and a text builds only the records of the rules it needs (_row_rule).
-    return _table_lines(TOKEN_RULES)
+def _token_lines() -> Sequence[str]:
+    # Line N of TOKEN_RULES is item N - 1.  Splitting the text, and reading the headers
+    # (_lead_blocks), is all that a first redaction pays for the whole table: the rows of a lead
+    # are read when a text holds the lead, and a text builds only the records of the rules it
+    # needs (_row_rule).
+    return TOKEN_RULES.split("\n")
+
+
+@functools.lru_cache(maxsize=1)
+def _lead_blocks() -> Mapping[str, Tuple[range, ...]]:
+    """The line numbers under each lead header of TOKEN_RULES, leads in table order: read off
+    the headers with str.split and str.count, not row by row (~0.02 ms; the rows, ~0.9)."""
+    parts = TOKEN_RULES.split("\n" + _LEAD_HEADER)
+    if any(map(_is_row, parts[0].split("\n"))):
+        raise ValueError("TOKEN_RULES: a row before the first %s...\" header" % _LEAD_HEADER)
+    blocks: Dict[str, List[range]] = {}
+    number = parts[0].count("\n") + 2      # the line of the first header
+    for part in parts[1:]:
+        end = number + part.count("\n") + 1
+        blocks.setdefault(part[:part.find('"')], []).append(range(number + 1, end))
+        number = end
+    return {lead: tuple(ranges) for lead, ranges in blocks.items()}
+
+
+@functools.cache
+def _lead_rows(lead: str) -> Tuple[int, ...]:
+    """The line numbers of the rows under LEAD's headers, in table order."""
+    # No header is inside a block (it would start one): only comments and blank lines are left out.
+    lines = _token_lines()
+    return tuple(number for block in _lead_blocks()[lead]
+                 for number, line in zip(block, lines[block.start - 1:block.stop - 1]) if line and line[0] != "#")
+
+
+def _token_row(number: int) -> Tuple[int, Sequence[str]]:
+    return _table_row(number, _token_lines()[number - 1])
 
 
 def _read_word(column: str) -> str:
@@ -2638,18 +2681,6 @@ def _row_error(row: Tuple[int, Sequence[str]], error: ValueError) -> ValueError:
     return ValueError("TOKEN_RULES line %d (%s): %s" % (row[0], row[1][0], error))
 
 
-def _read_column(row: Tuple[int, Sequence[str]], column: int) -> Any:
-    try:
-        return _COLUMN_READERS[column](row[1][column])
-    except ValueError as error:
-        raise _row_error(row, error) from None
-
-
-def _row_option(row: Tuple[int, Sequence[str]], key: str) -> Any:
-    # Most rows set no such option: their options column is not read here.
-    return _read_column(row, 5).get(key, "") if key + "=" in row[1][5] else ""
-
-
 def _parse_row(row: Tuple[int, Sequence[str]]) -> Tuple[Any, ...]:
     """A row as (id, prefixes, shape, example, near miss, options)."""
     try:
@@ -2664,8 +2695,9 @@ def _parse_rules(table: str) -> Tuple[Tuple[Any, ...], ...]:
 
 
 @functools.cache
-def _row_rule(index: int) -> TokenRule:
-    row = _parse_row(_token_lines()[index])
+def _row_rule(number: int) -> TokenRule:
+    """The record of the row on line NUMBER of TOKEN_RULES."""
+    row = _parse_row(_token_row(number))
     return TokenRule(*row[:5], **row[5])
 
 
@@ -2673,7 +2705,8 @@ def _row_rule(index: int) -> TokenRule:
 def token_rules() -> Tuple[TokenRule, ...]:
     """TOKEN_RULES as records, in table order.  A short text builds only the records of the
     rules it needs (_row_rule): all of them cost ~1 ms."""
-    return tuple(map(_row_rule, range(len(_token_lines()))))
+    by_line = {number: rule for lead in _prefixed_leads() for number, rule in zip(_lead_rows(lead), _lead_rules(lead))}
+    return tuple(by_line[number] for number in sorted(by_line))
 
 
 def _rule_tag(rule: TokenRule) -> str:
@@ -2686,7 +2719,9 @@ def _id_tag(rule_id: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _rows_by_tag() -> Mapping[str, int]:
-    return {_id_tag(columns[0]): index for index, (_, columns) in enumerate(_token_lines())}
+    lines = _token_lines()
+    return {_id_tag(lines[number - 1].partition(_COLUMN_SEPARATOR)[0]): number
+            for lead in _prefixed_leads() for number in _lead_rows(lead)}
 
 
 def _rule_by_tag(tag: str) -> TokenRule:
@@ -2797,19 +2832,9 @@ _SHORT_TEXT = 4096
 
 
 @functools.lru_cache(maxsize=1)
-def _rows_by_lead() -> Mapping[str, Tuple[int, ...]]:
-    """The rows of TOKEN_RULES by lead, read from their prefixes and options (no record is
-    built)."""
-    by_lead: Dict[str, List[int]] = {}
-    for index, row in enumerate(_token_lines()):
-        by_lead.setdefault(_lead_of(_read_column(row, 1), _row_option(row, "lead")), []).append(index)
-    return {lead: tuple(rows) for lead, rows in by_lead.items()}
-
-
-@functools.lru_cache(maxsize=1)
 def _prefixed_leads() -> Tuple[str, ...]:
     # Once per process: every call of redact_credentials reads it (~2.6 us of ~6 for a label).
-    return tuple(_rows_by_lead())
+    return tuple(_lead_blocks())
 
 
 def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
@@ -2851,7 +2876,12 @@ def _prefixed_re(lead: str) -> re.Pattern[str]:
 
 @functools.cache
 def _lead_rules(lead: str) -> Tuple[TokenRule, ...]:
-    return tuple(map(_row_rule, _rows_by_lead()[lead]))
+    rules = tuple(map(_row_rule, _lead_rows(lead)))
+    for number, rule in zip(_lead_rows(lead), rules):
+        if _rule_lead(rule) != lead:
+            raise _row_error(_token_row(number), ValueError(
+                "led by %r, under the header of %r" % (_rule_lead(rule), lead)))
+    return rules
 
 
 def _needles(prefixes: Sequence[str], lead: str, pattern: str) -> Tuple[str, ...]:
@@ -2873,15 +2903,29 @@ def _needles(prefixes: Sequence[str], lead: str, pattern: str) -> Tuple[str, ...
     return (lead + "".join(literal),)
 
 
+def _row_needles(line: str, lead: str) -> Tuple[str, ...]:
+    """The needles of a row line, read by splitting off its prefixes column (and, for a rule
+    without prefixes, finding its pattern): reading every column of the rows of "_", "-" and
+    "." would cost a first call on a path ~0.3 ms.  The records, read from the same lines by
+    the column readers, pin what this reads (tests/test_redaction_rules.py)."""
+    prefixes = line.split(_COLUMN_SEPARATOR, 2)[1]
+    if prefixes != "-":
+        return tuple(prefixes.split(","))
+    # pattern= is the first option word that starts so, and takes the rest of the column.
+    options = " " + line[line.rfind(_COLUMN_SEPARATOR) + len(_COLUMN_SEPARATOR):]
+    at = options.find(" pattern=")
+    return _needles((), lead, options[at + len(" pattern="):] if at >= 0 else "")
+
+
 @functools.cache
 def _lead_needles(lead: str) -> Tuple[Tuple[str, ...], ...]:
-    rows = [_token_lines()[index] for index in _rows_by_lead()[lead]]
-    return tuple(_needles(_read_column(row, 1), lead, _row_option(row, "pattern")) for row in rows)
+    lines = _token_lines()
+    return tuple(_row_needles(lines[number - 1], lead) for number in _lead_rows(lead))
 
 
 @functools.lru_cache(maxsize=256)
 def _picked_re(lead: str, picked: Tuple[int, ...]) -> re.Pattern[str]:
-    rows = _rows_by_lead()[lead]
+    rows = _lead_rows(lead)
     return _lead_regex(lead, [_row_rule(rows[i]) for i in picked])
 
 

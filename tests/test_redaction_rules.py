@@ -63,6 +63,50 @@ def test_leads_stay_few():
     assert len(magihook._prefixed_leads()) <= 12
 
 
+def test_a_first_call_reads_off_the_lines_what_the_records_hold():
+    # A first call groups the rows by their -- led by "X" headers and reads only their needles
+    # off the lines (_row_needles): the records, read column by column, must agree.
+    seen = []
+    for lead in magihook._prefixed_leads():
+        rules = magihook._lead_rules(lead)      # raises for a row under another lead's header
+        assert [magihook._rule_lead(rule) for rule in rules] == [lead] * len(rules)
+        assert magihook._lead_needles(lead) == tuple(
+            magihook._needles(rule.prefixes, lead, rule.pattern) for rule in rules)
+        seen.extend(rule.id for rule in rules)
+    assert sorted(seen) == sorted(rule.id for rule in RULES)
+
+
+@pytest.fixture
+def table(monkeypatch):
+    """Set TOKEN_RULES to a table of one's own, the caches of the old one cleared (and again
+    afterwards)."""
+    caches = [magihook._token_lines, magihook._lead_blocks, magihook._lead_rows,
+              magihook._lead_rules, magihook._row_rule]
+
+    def use(text):
+        monkeypatch.setattr(magihook, "TOKEN_RULES", text)
+        for cache in caches:
+            cache.cache_clear()
+    yield use
+    monkeypatch.undo()
+    for cache in caches:
+        cache.cache_clear()
+
+
+ROW = "acme-key | acme_ | AN{32} | x | y | -"
+
+
+def test_a_row_under_another_leads_header_is_named_by_its_line(table):
+    table('\n-- led by "_" --\n' + ROW + '\n-- led by "-" --\n' + ROW.replace("acme_", "acme-"))
+    assert [rule.id for rule in magihook._lead_rules("-")] == ["acme-key"]
+    table('\n-- led by "-" --\n# a comment\n' + ROW + "\n")
+    with pytest.raises(ValueError, match=r"TOKEN_RULES line 4 \(acme-key\): led by '_', under the header of '-'"):
+        magihook._lead_rules("-")
+    table("\n" + ROW + '\n-- led by "_" --\n')
+    with pytest.raises(ValueError, match="a row before the first"):
+        magihook._prefixed_leads.__wrapped__()
+
+
 # ---- examples and near misses ------------------------------------------------------
 
 @pytest.mark.parametrize("rule", RULES, ids=_ids)
