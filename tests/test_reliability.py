@@ -205,6 +205,10 @@ def test_a_slow_payload_preparation_is_not_the_hook_s_time(project, tmpdir_env):
     count = min(int(20_000 * 2.0 / per_match) + 1, 240_000)
     event = ffgrep_event(count)
     cpu, status = preparation_cpu(event, project)
+    while cpu <= 1.2 and count < 240_000:  # a busy moment made that first measure too high
+        count = min(count * 2, 240_000)
+        event = ffgrep_event(count)
+        cpu, status = preparation_cpu(event, project)
     assert (cpu > 1.2, status) == (True, "referenced"), (count, cpu)
     result = run_hook(project, tmpdir_env, {"command": "true", "timeout_seconds": 1}, event,
                       phase="after_tool")
