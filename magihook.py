@@ -8078,128 +8078,227 @@ ENVIRONMENT_HELP = {
     "MAGIHOOK_DEBUG": "1: an internal error prints its traceback",
     "TMPDIR": "where payload_ref folders are made",
     "NO_COLOR": "set: no colour on a terminal",
+    "PATH": "where the hook's tools are looked up",
 }
 
-# Per command: (one line for `magihook --help`, usage lines, what it does, options, exit codes,
-# environment variables it reads).
-COMMAND_HELP = MappingProxyType({
-    "run": (
-        "run one phase's hooks for one event on stdin; print the result",
-        ["run --phase PHASE [--config PATH] [--session PATH] [--tui]",
-         "run --phase PHASE --explain [--config PATH]",
-         "run --stream [--config PATH] [--session PATH] [--tui]"],
-        "Reads one input event (JSON) on stdin, runs the phase's matching hooks as real processes"
-        " (/bin/bash -lc COMMAND in the event's cwd) and prints one result line: the verdict,"
-        " the tool result, context items, records, warnings.  PHASE: before_tool, after_tool,"
-        " after_assistant, after_reasoning.  A hook blocks a call by exiting non-zero while its"
-        " failure_policy is block.",
-        [("--phase PHASE", "the phase to run"),
-         ("--config PATH", "the settings file (else the search below)"),
-         ("--session PATH", "also append every record to this JSON Lines file (0600)"),
-         ("--tui", "draw the display rows on stderr as they happen"),
-         ("--explain", "say which settings and hooks match, and the stdin each would get;"
-                       " runs nothing"),
-         ("--stream", "NDJSON: one event a line (with its \"phase\"), one result a line")],
-        "0 continue, 3 block, 4 fail; 2 bad usage, settings or event; 1 internal error"
-        " (--stream and --explain: 0)",
-        ("MAGIHOOK_CONFIG", "HOME", "TMPDIR", "NO_COLOR", "MAGIHOOK_DEBUG")),
-    "validate": (
-        "check a settings file; errors name the JSON path",
-        ["validate [PATH | --config PATH]"],
-        "Checks the settings file (PATH, else the search below): every key, type and bound of"
-        " the spec, and every hook command against preflight.  Notes on stderr when no hook can"
-        " run, when a guard sees a redacted payload, or when a project file is not trusted.",
-        [("PATH, --config PATH", "the settings file to check")],
-        "0 valid; 2 invalid (one line naming the file and the JSON path)",
-        ("MAGIHOOK_CONFIG", "HOME")),
-    "config": (
-        "print the effective settings, every default filled in",
-        ["config [--config PATH] [--format json|toml]"],
-        "Prints the settings in force as a settings file, with every default and inherited"
-        " value filled in.",
-        [("--config PATH", "the settings file"), ("--format json|toml", "output format (json)")],
-        "0 printed; 2 bad settings or usage",
-        ("MAGIHOOK_CONFIG", "HOME")),
-    "schema": (
-        "print the JSON Schema of the settings' hooks section",
-        ["schema"], "Prints the JSON Schema (2020-12) that validate checks against.", [],
-        "0", ()),
-    "replay": (
-        "show the hook rows recorded in a session file; runs nothing",
-        ["replay SESSION.jsonl [--config PATH] [--json]"],
-        "Draws the recorded hook rows of a session file as a tree.",
-        [("--config PATH", "settings whose injected_content gates apply"),
-         ("--json", "the rows as one JSON document")],
-        "0 shown; 2 unreadable file or bad settings",
-        ("MAGIHOOK_CONFIG", "HOME", "NO_COLOR")),
-    "adapt": (
-        "be the hook command of Claude Code, Codex or Gemini CLI",
-        ["adapt claude-code|codex|gemini [--config PATH] [--session PATH]",
-         "adapt claude-code|codex|gemini --print-settings [--config PATH]"],
-        "Reads the agent's hook stdin, runs the magihook pipeline with the settings found from"
-        " the agent's cwd, and answers in the agent's own protocol (a block is its deny).",
-        [("--config PATH", "the settings file"),
-         ("--session PATH", "also append every record to this file"),
-         ("--print-settings", "print the snippet that wires magihook into the agent")],
-        "0 answered (a deny is an answer); 2 bad usage or input",
-        ("MAGIHOOK_CONFIG", "HOME", "TMPDIR", "MAGIHOOK_DEBUG")),
-    "import": (
-        "convert a Claude Code hooks section into magihook settings",
-        ["import claude-code SETTINGS.json"],
-        "Prints magihook settings for a Claude Code settings file's hooks; what is not carried"
-        " over is reported on stderr.", [],
-        "0 converted; 2 bad file or usage", ()),
-    "doctor": (
-        "what would make a hook fail or fail open",
-        ["doctor [--config PATH]"],
-        "Prints the settings in force and the search that found them, then one finding a line"
-        " for what would make a hook fail or fail open: preflight, a missing or non-executable"
-        " script, tools the login shell's PATH lacks, a guard on a redacted payload, filters that"
-        " never match, a stdout cap below the context limit, a login profile that prints, an"
-        " untrusted project file.  Runs /bin/bash -lc once to see the hooks' PATH; no hook.",
-        [("--config PATH", "the settings file")],
-        "0 no finding; 3 findings; 2 bad settings",
-        ("MAGIHOOK_CONFIG", "HOME", "PATH")),
-    "init": (
-        "write starting settings and hook scripts in this folder",
-        ["init"],
-        "Writes .magi-code/settings.json and scripts/magi-hooks/ (a dangerous-command guard, an"
-        " audit hook, a memory-injection hook and test cases for the guard), needing only bash"
-        " and python3, then trusts the settings file.  Never overwrites a file.", [],
-        "0 written; 2 a file already exists or cannot be written",
-        ("HOME",)),
-    "test": (
-        "run hook test cases: events and expected verdicts",
-        ["test CASES.jsonl [--config PATH]"],
-        "Runs each case's event through the real hooks and compares the result.  One case a"
-        " line: {\"name\": ..., \"phase\": ..., \"event\": {...}, \"expect\": {\"verdict\":"
-        " \"block\"}} (expect may hold context_items too).  Prints PASS or FAIL a case and a"
-        " summary.",
-        [("--config PATH", "the settings file (else the search below, from this folder)")],
-        "0 all pass; 3 any fails; 2 bad cases file or settings",
-        ("MAGIHOOK_CONFIG", "HOME", "TMPDIR")),
-    "trust": (
-        "trust a project settings file (--list, --revoke PATH)",
-        ["trust [PATH]", "trust --list", "trust --revoke PATH"],
-        "Records a project settings file's path and sha256 in ~/.magi-code/%s (0600): a"
-        " discovered project file runs its hooks only while it is trusted and unchanged.  PATH"
-        " is the file or its project folder (default: the one the search finds from here)."
-        % TRUST_FILE_NAME,
-        [("--list", "the trusted files and whether each is unchanged"),
-         ("--revoke PATH", "forget a file")],
-        "0 done; 2 no or invalid settings file",
-        ("HOME",)),
-    "help": (
-        "help for one command",
-        ["help [COMMAND]", "COMMAND --help | -h"], "Prints a command's help.", [], "0", ()),
-})
+# What an option row that names only the option says: the same option means the same thing in
+# every command that takes it (a row that says more writes its own text).
+OPTION_HELP = {
+    "--config PATH": "the settings file",
+}
+
+# The help of every command: one block a command, blocks between blank lines, read into
+# CommandHelp records only when help is asked for (a call of `run` never reads it).  In a block:
+#   NAME: the one line that `magihook --help` lists
+#   usage: one usage line, without "magihook " (as many as the command has)
+#   text: what it does, wrapped again to 96 columns when shown
+#   option: NAME | what it does (as many as it has; NAME alone takes its OPTION_HELP text)
+#   exit codes: what each exit status means
+#   environment: the variables it reads, between spaces (each described by ENVIRONMENT_HELP)
+#   ends with: the settings search (for a command that finds its settings by the search)
+# A line that starts with two spaces goes on the line before it, after one space; "%%" is a
+# percent sign, %(trust_file)s the trust record's file name.
+COMMAND_HELP = """\
+run: run one phase's hooks for one event on stdin; print the result
+usage: run --phase PHASE [--config PATH] [--session PATH] [--tui]
+usage: run --phase PHASE --explain [--config PATH]
+usage: run --stream [--config PATH] [--session PATH] [--tui]
+text: Reads one input event (JSON) on stdin, runs the phase's matching hooks as real processes
+  (/bin/bash -lc COMMAND in the event's cwd) and prints one result line: the verdict, the tool
+  result, context items, records, warnings.  PHASE: before_tool, after_tool, after_assistant,
+  after_reasoning.  A hook blocks a call by exiting non-zero while its failure_policy is block.
+option: --phase PHASE | the phase to run
+option: --config PATH | the settings file (else the search below)
+option: --session PATH | also append every record to this JSON Lines file (0600)
+option: --tui | draw the display rows on stderr as they happen
+option: --explain | say which settings and hooks match, and the stdin each would get; runs nothing
+option: --stream | NDJSON: one event a line (with its "phase"), one result a line
+exit codes: 0 continue, 3 block, 4 fail; 2 bad usage, settings or event; 1 internal error
+  (--stream and --explain: 0)
+environment: MAGIHOOK_CONFIG HOME TMPDIR NO_COLOR MAGIHOOK_DEBUG
+ends with: the settings search
+
+validate: check a settings file; errors name the JSON path
+usage: validate [PATH | --config PATH]
+text: Checks the settings file (PATH, else the search below): every key, type and bound of the spec,
+  and every hook command against preflight.  Notes on stderr when no hook can run, when a guard
+  sees a redacted payload, or when a project file is not trusted.
+option: PATH, --config PATH | the settings file to check
+exit codes: 0 valid; 2 invalid (one line naming the file and the JSON path)
+environment: MAGIHOOK_CONFIG HOME
+ends with: the settings search
+
+config: print the effective settings, every default filled in
+usage: config [--config PATH] [--format json|toml]
+text: Prints the settings in force as a settings file, with every default and inherited value filled
+  in.
+option: --config PATH
+option: --format json|toml | output format (json)
+exit codes: 0 printed; 2 bad settings or usage
+environment: MAGIHOOK_CONFIG HOME
+ends with: the settings search
+
+schema: print the JSON Schema of the settings' hooks section
+usage: schema
+text: Prints the JSON Schema (2020-12) that validate checks against.
+exit codes: 0
+
+replay: show the hook rows recorded in a session file; runs nothing
+usage: replay SESSION.jsonl [--config PATH] [--json]
+text: Draws the recorded hook rows of a session file as a tree.
+option: --config PATH | settings whose injected_content gates apply
+option: --json | the rows as one JSON document
+exit codes: 0 shown; 2 unreadable file or bad settings
+environment: MAGIHOOK_CONFIG HOME NO_COLOR
+
+adapt: be the hook command of Claude Code, Codex or Gemini CLI
+usage: adapt claude-code|codex|gemini [--config PATH] [--session PATH]
+usage: adapt claude-code|codex|gemini --print-settings [--config PATH]
+text: Reads the agent's hook stdin, runs the magihook pipeline with the settings found from the
+  agent's cwd, and answers in the agent's own protocol (a block is its deny).
+option: --config PATH
+option: --session PATH | also append every record to this file
+option: --print-settings | print the snippet that wires magihook into the agent
+exit codes: 0 answered (a deny is an answer); 2 bad usage or input
+environment: MAGIHOOK_CONFIG HOME TMPDIR MAGIHOOK_DEBUG
+ends with: the settings search
+
+import: convert a Claude Code hooks section into magihook settings
+usage: import claude-code SETTINGS.json
+text: Prints magihook settings for a Claude Code settings file's hooks; what is not carried over is
+  reported on stderr.
+exit codes: 0 converted; 2 bad file or usage
+
+doctor: what would make a hook fail or fail open
+usage: doctor [--config PATH]
+text: Prints the settings in force and the search that found them, then one finding a line for what
+  would make a hook fail or fail open: preflight, a missing or non-executable script, tools the
+  login shell's PATH lacks, a guard on a redacted payload, filters that never match, a stdout cap
+  below the context limit, a login profile that prints, an untrusted project file.  Runs /bin/bash
+  -lc once to see the hooks' PATH; no hook.
+option: --config PATH
+exit codes: 0 no finding; 3 findings; 2 bad settings
+environment: MAGIHOOK_CONFIG HOME PATH
+ends with: the settings search
+
+init: write starting settings and hook scripts in this folder
+usage: init
+text: Writes .magi-code/settings.json and scripts/magi-hooks/ (a dangerous-command guard, an audit
+  hook, a memory-injection hook and test cases for the guard), needing only bash and python3, then
+  trusts the settings file.  Never overwrites a file.
+exit codes: 0 written; 2 a file already exists or cannot be written
+environment: HOME
+
+test: run hook test cases: events and expected verdicts
+usage: test CASES.jsonl [--config PATH]
+text: Runs each case's event through the real hooks and compares the result.  One case a line:
+  {"name": ..., "phase": ..., "event": {...}, "expect": {"verdict": "block"}} (expect may hold
+  context_items too).  Prints PASS or FAIL a case and a summary.
+option: --config PATH | the settings file (else the search below, from this folder)
+exit codes: 0 all pass; 3 any fails; 2 bad cases file or settings
+environment: MAGIHOOK_CONFIG HOME TMPDIR
+ends with: the settings search
+
+trust: trust a project settings file (--list, --revoke PATH)
+usage: trust [PATH]
+usage: trust --list
+usage: trust --revoke PATH
+text: Records a project settings file's path and sha256 in ~/.magi-code/%(trust_file)s (0600): a
+  discovered project file runs its hooks only while it is trusted and unchanged.  PATH is the
+  file or its project folder (default: the one the search finds from here).
+option: --list | the trusted files and whether each is unchanged
+option: --revoke PATH | forget a file
+exit codes: 0 done; 2 no or invalid settings file
+environment: HOME
+
+help: help for one command
+usage: help [COMMAND]
+usage: COMMAND --help | -h
+text: Prints a command's help.
+exit codes: 0
+"""
+
+
+@record(frozen=True)
+class CommandHelp:
+    """One command's help: a block of COMMAND_HELP, read."""
+
+    summary: str
+    usages: Tuple[str, ...]
+    text: str
+    options: Tuple[Tuple[str, str], ...]
+    exit_codes: str
+    environment: Tuple[str, ...]
+    ends_with: str = ""
+
+
+_HELP_FIELDS = ("usage", "text", "option", "exit codes", "environment", "ends with")
+
+
+def _help_fields(block: str) -> Tuple[str, str, Dict[str, List[str]]]:
+    """A block's (name, summary, {field: its values in order}), continuation lines joined on."""
+    lines: List[str] = []
+    for line in block.splitlines():
+        if line.startswith("  ") and lines:
+            lines[-1] += " " + line[2:]
+        else:
+            lines.append(line)
+    name, _, summary = lines[0].partition(":")
+    fields: Dict[str, List[str]] = {}
+    for line in lines[1:]:
+        field, colon, value = line.partition(": ")
+        if not colon or field not in _HELP_FIELDS:
+            raise ValueError("COMMAND_HELP %s: %r is not one of %s: VALUE" % (
+                name, line, ", ".join(_HELP_FIELDS)))
+        fields.setdefault(field, []).append(value)
+    return name, summary.strip(), fields
+
+
+def _help_problems(summary: str, fields: Mapping[str, Sequence[str]]) -> List[str]:
+    """What is wrong with a block's fields, in words (none: it reads)."""
+    problems = ["no summary"] if not summary else []
+    problems += ["no %s" % field for field in ("usage", "text", "exit codes") if field not in fields]
+    problems += ["%s twice" % field for field in ("text", "exit codes", "environment", "ends with")
+                 if len(fields.get(field, ())) > 1]
+    problems += ["%s is not in ENVIRONMENT_HELP" % variable
+                 for values in fields.get("environment", ()) for variable in values.split()
+                 if variable not in ENVIRONMENT_HELP]
+    problems += ["ends with %r, not the settings search" % ending
+                 for ending in fields.get("ends with", ()) if ending != "the settings search"]
+    problems += ["option %s has no text and none in OPTION_HELP" % option
+                 for option in fields.get("option", ()) if option not in OPTION_HELP
+                 and " | " not in option]
+    return problems
+
+
+def _read_command_help(block: str) -> Tuple[str, CommandHelp]:
+    name, summary, fields = _help_fields(block)
+    problems = _help_problems(summary, fields)
+    if problems:
+        raise ValueError("COMMAND_HELP %s: %s" % (name, "; ".join(problems)))
+    first = {field: values[0] for field, values in fields.items()}
+    options = [option.partition(" | ") for option in fields.get("option", [])]
+    return name, CommandHelp(
+        summary=summary, usages=tuple(fields["usage"]), text=first["text"],
+        options=tuple((option, text if bar else OPTION_HELP[option])
+                      for option, bar, text in options),
+        exit_codes=first["exit codes"],
+        environment=tuple(first.get("environment", "").split()),
+        ends_with=SETTINGS_ORDER_HELP if "ends with" in first else "")
+
+
+@functools.lru_cache(maxsize=1)
+def command_helps() -> Mapping[str, CommandHelp]:
+    """COMMAND_HELP as records by command, in table order."""
+    table = COMMAND_HELP % {"trust_file": TRUST_FILE_NAME}
+    return MappingProxyType(dict(_read_command_help(block) for block in table.split("\n\n")))
 
 
 def overview_help() -> str:
     lines = ["magihook %s: local shell hooks around coding agents' tool calls" % __version__, "",
              "usage: magihook COMMAND [OPTIONS]   (magihook COMMAND --help for each)", "",
              "commands:"]
-    lines += ["  %-9s %s" % (name, entry[0]) for name, entry in COMMAND_HELP.items()]
+    lines += ["  %-9s %s" % (name, entry.summary) for name, entry in command_helps().items()]
     lines += ["  --version print the version", "", SETTINGS_ORDER_HELP, "",
               "exit codes: 0 continue (or ok), 3 block (or findings, failed tests), 4 fail,",
               "  2 bad usage, settings or input, 1 internal error"]
@@ -8207,19 +8306,19 @@ def overview_help() -> str:
 
 
 def command_help(command: str) -> str:
-    summary, usages, text, options, codes, environment = COMMAND_HELP[command]
+    entry = command_helps()[command]
     import textwrap
 
-    lines = ["usage: " + "\n       ".join("magihook " + usage for usage in usages), ""]
-    lines += textwrap.wrap(text, 96)
-    if options:
-        lines += ["", "options:"] + ["  %-22s %s" % option for option in options]
-    lines += ["", "exit codes: " + codes]
-    if environment:
-        lines += ["", "environment:"] + ["  %-16s %s" % (name, ENVIRONMENT_HELP.get(
-            name, "where the hook's tools are looked up")) for name in environment]
-    if command in ("run", "validate", "config", "doctor", "test", "adapt"):
-        lines += ["", SETTINGS_ORDER_HELP]
+    lines = ["usage: " + "\n       ".join("magihook " + usage for usage in entry.usages), ""]
+    lines += textwrap.wrap(entry.text, 96)
+    if entry.options:
+        lines += ["", "options:"] + ["  %-22s %s" % option for option in entry.options]
+    lines += ["", "exit codes: " + entry.exit_codes]
+    if entry.environment:
+        lines += ["", "environment:"] + ["  %-16s %s" % (name, ENVIRONMENT_HELP[name])
+                                         for name in entry.environment]
+    if entry.ends_with:
+        lines += ["", entry.ends_with]
     return "\n".join(lines)
 
 
@@ -8228,10 +8327,11 @@ def help_request(argv: Sequence[str]) -> Optional[str]:
     if argv[0] in ("-h", "--help") or argv == ["help"]:
         return overview_help()
     if argv[0] == "help":
-        if len(argv) != 2 or argv[1] not in COMMAND_HELP:
-            raise UsageError("help takes one command: %s" % ", ".join(COMMAND_HELP))
+        if len(argv) != 2 or argv[1] not in command_helps():
+            raise UsageError("help takes one command: %s" % ", ".join(command_helps()))
         return command_help(argv[1])
-    if argv[0] in COMMAND_HELP and any(word in ("-h", "--help") for word in argv[1:]):
+    # The help words first: a call that asks for no help never reads the help table.
+    if any(word in ("-h", "--help") for word in argv[1:]) and argv[0] in command_helps():
         return command_help(argv[0])
     return None
 

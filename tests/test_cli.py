@@ -25,6 +25,8 @@ from conftest import (
 )
 from conftest import full_hook as hook
 
+import magihook
+
 # --- main() from a host -------------------------------------------------------------------------
 # A host program that calls magihook.main(argv) keeps its descriptors 0-2 and its sys streams as
 # they were: only console_main (the `magihook` command) makes them blocking or points a dead one
@@ -326,3 +328,36 @@ def test_non_blocking_stdout_is_waited_on(project):
     stderr = process.stderr.read()
     assert (process.wait(60), stderr) == (0, b"")
     assert json.loads(stdout)["tool_result"] == event["result"]
+
+
+# --- the help table -----------------------------------------------------------------------------
+# COMMAND_HELP is text read on first use: a block it cannot read is an error that names the
+# command and what is wrong, not a help text with a part silently missing.
+
+@pytest.mark.parametrize("block, complaint", [
+    ("x: y\nusage: x\nexit codes: 0", "no text"),
+    ("x: y\nusage: x\ntext: t\n  u\ntext: v\nexit codes: 0", "text twice"),
+    ("x: y\nusage: x\ntext: t\nexit codes: 0\nenvironment: HOME NOPE",
+     "NOPE is not in ENVIRONMENT_HELP"),
+    ("x: y\nusage: x\ntext: t\nexit codes: 0\nends with: a poem",
+     "ends with 'a poem', not the settings search"),
+    ("x: y\nusage: x\ntext: t\nexit codes: 0\nnotes: n", "'notes: n' is not one of usage,"),
+    ("x:\nusage: x\ntext: t\nexit codes: 0", "no summary"),
+    ("x: y\nusage: x\ntext: t\noption: --quiet\nexit codes: 0",
+     "option --quiet has no text and none in OPTION_HELP"),
+], ids=["missing", "twice", "unknown-variable", "unknown-ending", "unknown-field", "no-summary",
+        "unknown-option"])
+def test_a_help_block_it_cannot_read_is_an_error_naming_the_command(block, complaint):
+    with pytest.raises(ValueError) as raised:
+        magihook._read_command_help(block)
+    assert str(raised.value).startswith("COMMAND_HELP x: ") and complaint in str(raised.value)
+
+
+def test_a_help_block_reads_into_its_record():
+    name, entry = magihook._read_command_help(
+        "x: one line\nusage: x A\nusage: x B\ntext: what it\n  does\noption: --config PATH\n"
+        "option: -q | quiet\nexit codes: 0 done;\n  2 not\nenvironment: HOME")
+    assert (name, entry) == ("x", magihook.CommandHelp(
+        summary="one line", usages=("x A", "x B"), text="what it does",
+        options=(("--config PATH", magihook.OPTION_HELP["--config PATH"]), ("-q", "quiet")),
+        exit_codes="0 done; 2 not", environment=("HOME",)))

@@ -96,3 +96,28 @@ def test_invalid_utf8_settings_name_the_byte_after_any_bom(project, prefix):
                      cwd=project)
     assert result.returncode == 2
     assert result.stderr == "magihook: %s: not valid UTF-8 at byte 11\n" % path
+
+
+# A call that asks for no help (every agent's call) leaves the help table unread: reading it
+# would cost every call the parse.  The count is the module's own (lru_cache), read in the child.
+HELP_READS = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import magihook
+code = magihook.main(sys.argv[2:])
+sys.stderr.write("\nhelp table reads: %d\n" % magihook.command_helps.cache_info().misses)
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    ("run", "--phase", "before_tool"), ("run", "--phase", "before_tool", "--explain"),
+    ("run", "--phase", "before_tool", "--help"),
+], ids=["run", "explain", "asks-for-help"])
+def test_a_call_reads_the_help_table_only_when_it_asks_for_help(project, argv):
+    done = subprocess.run([sys.executable, *ISOLATED, "-c", HELP_READS, str(MAGIHOOK.parent),
+                           *argv, "--config", str(write_settings(project, {"enabled": False}))],
+                          input=json.dumps(bash_event()).encode(), capture_output=True,
+                          cwd=project, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    reads = 1 if "--help" in argv else 0
+    assert done.stderr.decode().endswith("\nhelp table reads: %d\n" % reads)
