@@ -6750,14 +6750,21 @@ def _is_number(value: Any) -> bool:
 def _gemini_line_range(raw: Mapping[str, Any]) -> Dict[str, Any]:
     """Gemini 0.61 read_file's `start_line`/`end_line` (1-based, inclusive) in magihook's
     words: `offset`, the first line, and `limit`, how many lines (end alone: from line 1)."""
-    start: Any = raw.get("start_line")  # JSON values: _is_integer tells what they are
-    end: Any = raw.get("end_line")
-    line_range: Dict[str, Any] = {}
-    if start is not None:
-        line_range["offset"] = start
-    if _is_integer(end) and (start is None or _is_integer(start)):
-        line_range["limit"] = end - (1 if start is None else start) + 1
-    return line_range
+    return _line_span(raw, ("start_line", "end_line"), ("offset", "limit"), -1)
+
+
+def _line_span(values: Mapping[str, Any], keys: Tuple[str, str], names: Tuple[str, str],
+               sign: int) -> Dict[str, Any]:
+    """Lines given as (first, end) or (first, count), both 1-based and inclusive, said the
+    other way: count = end - (first - 1) (sign -1), end = count + (first - 1) (sign +1)."""
+    first: Any = values.get(keys[0])  # JSON values: _is_integer tells what they are
+    other: Any = values.get(keys[1])
+    span: Dict[str, Any] = {}
+    if first is not None:
+        span[names[0]] = first
+    if _is_integer(other) and (first is None or _is_integer(first)):
+        span[names[1]] = other + sign * ((1 if first is None else first) - 1)
+    return span
 
 
 def _is_integer(value: Any) -> bool:
@@ -7243,14 +7250,7 @@ def _agent_tool_call(agent: str, event: ToolEvent) -> Tuple[str, Dict[str, Any]]
 def _gemini_read_lines(request: Mapping[str, Any]) -> Dict[str, Any]:
     """magihook's `offset`/`limit` as Gemini 0.61's `start_line`/`end_line` (_gemini_line_range
     backward)."""
-    offset: Any = request.get("offset")  # JSON values: _is_integer tells what they are
-    limit: Any = request.get("limit")
-    lines: Dict[str, Any] = {}
-    if offset is not None:
-        lines["start_line"] = offset
-    if _is_integer(limit) and (offset is None or _is_integer(offset)):
-        lines["end_line"] = (1 if offset is None else offset) + limit - 1
-    return lines
+    return _line_span(request, ("offset", "limit"), ("start_line", "end_line"), 1)
 
 
 def _present(values: Mapping[str, Any]) -> Dict[str, Any]:
