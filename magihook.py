@@ -7,25 +7,27 @@ the model sees, and the context items to add.  It implements the magi-code "tool
 feature document as a command (`magihook run --phase before_tool`) and as a module you can vendor
 by copying this file.  The `run` path uses the standard library only.
 
-Sections, in the order one tool call flows through them:
+Sections: the helpers used everywhere, then the others in the order one tool call flows
+through them:
 
-    1. Constants and defaults
-    2. Errors
-    3. Settings: schema and validation
-    4. Settings: loading
-    5. Matching
+    1. Helpers
+    2. Constants and defaults
+    3. Errors
+    4. Settings: schema and validation
+    5. Settings: loading
     6. Input events
-    7. Credential redaction
-    8. Payload
-    9. Preflight
-   10. Process runner
-   11. Injection
-   12. Records and sessions
-   13. Display
-   14. Pipeline (the Python API)
-   15. Interop (other agents' protocols)
-   16. Checks: doctor, init and test
-   17. CLI
+    7. Matching
+    8. Preflight
+    9. Credential redaction
+   10. Payload
+   11. Process runner
+   12. Injection
+   13. Records and sessions
+   14. Display
+   15. Pipeline (the Python API)
+   16. Interop (other agents' protocols)
+   17. Checks: doctor, init and test
+   18. CLI
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ __all__ = [
 
 
 # =================================================================================================
-# 1. Constants and defaults
+# 1. Helpers
 # =================================================================================================
 
 def _record(cls: Any = None, *, frozen: bool = False) -> Any:
@@ -145,6 +147,81 @@ if TYPE_CHECKING:
     from dataclasses import replace as replace_fields
 else:
     record, replace_fields = _record, _replace_fields
+
+
+def json_type(value: Any) -> str:
+    """How the user should read the JSON type of value (bool before int: bool is an int)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "an integer" if value.is_integer() else "a non-integer number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return _article(type(value).__name__)  # e.g. a TOML datetime
+
+
+def _article(name: str) -> str:
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+_SHORT_CHARS = 40
+
+
+def _short(value: Any) -> str:
+    """A short scalar for a message: quoted strings cut to 40 chars, JSON spelling of literals."""
+    if isinstance(value, str):
+        cut = value if len(value) <= _SHORT_CHARS else value[:_SHORT_CHARS] + "..."
+        return repr(cut)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and len(str(value)) <= _SHORT_CHARS:
+        return str(value)
+    return "a value"
+
+
+def _suggest(word: str, candidates: Any) -> Optional[str]:
+    # difflib is only needed on this error path.
+    import difflib
+
+    strings = [each for each in candidates if isinstance(each, str)]
+    for each in strings:
+        if each.lower() == word.lower():
+            return each
+    close = difflib.get_close_matches(word, strings, n=1)
+    return close[0] if close else None
+
+
+def _errno_name(exc: OSError) -> str:
+    import errno
+
+    return errno.errorcode.get(exc.errno or 0, "error")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def utc_timestamp(seconds: Optional[float] = None) -> str:
+    """`2026-05-26T00:00:00.000Z`: UTC with milliseconds."""
+    now = time.time() if seconds is None else seconds
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + ".%03dZ" % (now % 1 * 1000)
+
+
+# =================================================================================================
+# 2. Constants and defaults
+# =================================================================================================
 
 
 PHASES = ("before_tool", "after_tool", "after_assistant", "after_reasoning")
@@ -309,7 +386,7 @@ DIALECT_CONTEXT_KEYS = ("permission_mode",)
 
 
 # =================================================================================================
-# 2. Errors
+# 3. Errors
 # =================================================================================================
 
 class MagihookError(Exception):
@@ -357,11 +434,12 @@ class _RepeatedKey(ValueError):
 
 
 # =================================================================================================
-# 3. Settings: schema and validation
+# 4. Settings: schema and validation
 # =================================================================================================
+
 # SETTINGS_SCHEMA is the single source of truth for the settings file (schema.json is a
 # byte-for-byte dump of it, kept equal by a test): _SCHEMA_FRAME below, with the properties of
-# the inherited settings (section 1's INHERITED_SETTINGS) put in by settings_schema().
+# the inherited settings (section 2's INHERITED_SETTINGS) put in by settings_schema().
 # schema_error() checks a settings document against it with one of two engines that must give
 # the SAME answer:
 #   - "jsonschema": the real library (imported lazily: it is optional and costs tens of ms);
@@ -689,7 +767,6 @@ _RULE_KEYWORDS = {
     "rule_dialect_payload_inherited": "required",
 }
 _DIALECT_AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
-_SHORT_CHARS = 40
 _ANNOTATION_KEYWORDS = frozenset(
     ["$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples"]
 )
@@ -718,7 +795,7 @@ def _jsonschema_error(document: object) -> Optional[SchemaProblem]:
     return _describe(error.validator, error.json_path, error.schema, error.instance)
 
 
-# -- messages (shared by both engines) --
+# -- Messages (shared by both engines) ------------------------------------------------------------
 
 
 def _describe(keyword: str, json_path: str, fragment: Any, instance: Any) -> SchemaProblem:
@@ -785,46 +862,9 @@ def _dialect_reason(hook: Any) -> str:
     return "a hook with dialect %s receives %s's unredacted hook stdin" % (_short(dialect), agent)
 
 
-def _article(name: str) -> str:
-    return ("an " if name[0] in "aeiou" else "a ") + name
-
-
 def _expected_types(types: Any) -> str:
     names = [types] if isinstance(types, str) else list(types)
     return " or ".join("null" if name == "null" else _article(name) for name in names)
-
-
-def json_type(value: Any) -> str:
-    """How the user should read the JSON type of value (bool before int: bool is an int)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "an integer" if value.is_integer() else "a non-integer number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return _article(type(value).__name__)  # e.g. a TOML datetime
-
-
-def _short(value: Any) -> str:
-    """A short scalar for a message: quoted strings cut to 40 chars, JSON spelling of literals."""
-    if isinstance(value, str):
-        cut = value if len(value) <= _SHORT_CHARS else value[:_SHORT_CHARS] + "..."
-        return repr(cut)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int) and len(str(value)) <= _SHORT_CHARS:
-        return str(value)
-    return "a value"
 
 
 def _enum_message(allowed: Any, value: Any) -> str:
@@ -871,18 +911,6 @@ def _unknown_key_problem(json_path: str, fragment: Dict[str, Any], instance: Any
     return json_path + _json_path_segment(key), message
 
 
-def _suggest(word: str, candidates: Any) -> Optional[str]:
-    # difflib is only needed on this error path.
-    import difflib
-
-    strings = [each for each in candidates if isinstance(each, str)]
-    for each in strings:
-        if each.lower() == word.lower():
-            return each
-    close = difflib.get_close_matches(word, strings, n=1)
-    return close[0] if close else None
-
-
 def _json_path_segment(key: Union[int, str]) -> str:
     """One step of jsonschema's ValidationError.json_path: [0], .name or ['odd key']."""
     if isinstance(key, int):
@@ -907,7 +935,7 @@ def json_path(path: Sequence[Any]) -> str:
     return "$" + "".join(_json_path_segment(each) for each in path)
 
 
-# -- builtin engine: a stdlib interpreter of the keywords SETTINGS_SCHEMA uses --
+# -- Builtin engine: a stdlib interpreter of the keywords SETTINGS_SCHEMA uses --------------------
 #
 # It walks keywords in each schema object's dict order and descends exactly where jsonschema
 # does (properties, items, allOf, $ref, if/then/else), so errors come out in jsonschema's
@@ -1105,7 +1133,7 @@ _KEYWORD_CHECKS = {
 
 
 # =================================================================================================
-# 4. Settings: loading
+# 5. Settings: loading
 # =================================================================================================
 
 @record(frozen=True)
@@ -1752,46 +1780,6 @@ def _file_identity(path: Optional[str]) -> Optional[Tuple[int, ...]]:
 
 
 # =================================================================================================
-# 5. Matching
-# =================================================================================================
-
-def canonical_tool_name(name: str) -> str:
-    """`shell` is `bash`; every other name is itself."""
-    return TOOL_ALIASES.get(name, name)
-
-
-def is_wrapped_tool(name: str) -> bool:
-    return canonical_tool_name(name) in BUILTIN_TOOLS
-
-
-def unmatched_reason(hook: HookDefinition, tool: str) -> Optional[str]:
-    """Why `hook` does not run for `tool` (canonical name), or None when it runs."""
-    if hook.phase in MESSAGE_PHASES:
-        return None
-    if hook.include_tools and tool not in hook.include_tools:
-        return "not in include_tools"
-    if tool in hook.exclude_tools:
-        return "in exclude_tools"
-    return None
-
-
-def skip_reason(settings: Settings, hook: HookDefinition, tool: str, wrapped: bool) -> Optional[str]:
-    """Why `hook` would not run for this call (`run --explain`), or None when it would."""
-    if not settings.enabled:
-        return "hooks.enabled is false"
-    if not wrapped:
-        return "%s is not a built-in tool, so magihook does not wrap it" % tool
-    return unmatched_reason(hook, tool)
-
-
-def matching_hooks(settings: Settings, phase: str, tool: str) -> List[HookDefinition]:
-    """The hooks that run for one call, in array order; none unless hooks are enabled."""
-    if not settings.enabled:
-        return []
-    return [hook for hook in settings.hooks_for(phase) if unmatched_reason(hook, tool) is None]
-
-
-# =================================================================================================
 # 6. Input events
 # =================================================================================================
 
@@ -2017,8 +2005,253 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
 
 
 # =================================================================================================
-# 7. Credential redaction
+# 7. Matching
 # =================================================================================================
+
+def canonical_tool_name(name: str) -> str:
+    """`shell` is `bash`; every other name is itself."""
+    return TOOL_ALIASES.get(name, name)
+
+
+def is_wrapped_tool(name: str) -> bool:
+    return canonical_tool_name(name) in BUILTIN_TOOLS
+
+
+def unmatched_reason(hook: HookDefinition, tool: str) -> Optional[str]:
+    """Why `hook` does not run for `tool` (canonical name), or None when it runs."""
+    if hook.phase in MESSAGE_PHASES:
+        return None
+    if hook.include_tools and tool not in hook.include_tools:
+        return "not in include_tools"
+    if tool in hook.exclude_tools:
+        return "in exclude_tools"
+    return None
+
+
+def skip_reason(settings: Settings, hook: HookDefinition, tool: str, wrapped: bool) -> Optional[str]:
+    """Why `hook` would not run for this call (`run --explain`), or None when it would."""
+    if not settings.enabled:
+        return "hooks.enabled is false"
+    if not wrapped:
+        return "%s is not a built-in tool, so magihook does not wrap it" % tool
+    return unmatched_reason(hook, tool)
+
+
+def matching_hooks(settings: Settings, phase: str, tool: str) -> List[HookDefinition]:
+    """The hooks that run for one call, in array order; none unless hooks are enabled."""
+    if not settings.enabled:
+        return []
+    return [hook for hook in settings.hooks_for(phase) if unmatched_reason(hook, tool) is None]
+
+
+# =================================================================================================
+# 8. Preflight
+# =================================================================================================
+
+PREFLIGHT_CHARACTERS = "$~`{}"
+# bash's word delimiters: blanks and the characters of its operators.  A `#` starts a comment only
+# where it starts a word (after one of these, or at the start), as bash's `#` does.
+_BASH_DELIMITERS = " \t\n\r;&|()<>"
+_PLAIN_TOKENS = re.compile(r"[^ \t\n\r;&|()<>]+|[;&|()<>\n\r]+")
+# Where a word splits further into the pieces the rules look at: `=`, `:` and `@` too, so the
+# paths in `A=../x`, `PYTHONPATH=x:../lib` and `curl -d@../x` are seen.  Delimiters that were
+# quoted split too (conservative: `echo "a cd"` is rejected).
+_PIECE_BREAKS = re.compile(r"[ \t\n\r;&|()<>=:@]+")
+# A glued option cluster: every letter may be a flag whose value is the rest (`env -iC..`).
+_OPTION_LETTERS = re.compile(r"^-+([A-Za-z0-9]+)")
+_PARENT_COMPONENT = re.compile(r"(?:^|/)\.\.(?:/|$)")
+# `.?`, `.*`, `.[.]` match `..` in bash before 5.2 (globskipdots).
+_DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
+# Commands that change bash's directory or parse a string as commands again; rejected wherever
+# they appear, like `cd`.  `.` (source) only where it is a command: `ls .` is a path.
+_PREFLIGHT_COMMANDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap")
+_SHELLS = frozenset(("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"))
+# Words after which the next word is still a command (`! . x`, `env sh`, `echo x | nice bash`).
+_COMMAND_PREFIXES = frozenset((
+    "!", "if", "then", "else", "elif", "do", "while", "until", "time", "command", "builtin",
+    "coproc", "env", "nice", "nohup", "xargs", "sudo", "doas", "setsid", "stdbuf"))
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
+def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
+    """Why the spec's conservative preflight rejects a hook command string, or None.
+
+    The rules apply to the words bash will see, after its quote removal, so `c''d`, `.\\./x`
+    and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as, and up to the comment bash
+    sees.  The reason names the rule, never the command text.
+    """
+    if not command.strip():
+        return "command is empty"
+    if "\x00" in command:
+        return "command contains a NUL byte"
+    for character in PREFLIGHT_CHARACTERS:
+        if character in command:
+            return "command contains %r" % character
+    if "\n" in command or "\r" in command:
+        # One line only: a backslash-newline, a comment or a heredoc would hide the next line's
+        # words from these rules.
+        return "command spans lines"
+    tokens = _bash_tokens(command)
+    if tokens is None:
+        return "command has an unbalanced quote"
+    pieces = [piece for is_operator, text in tokens if not is_operator
+              for piece in _PIECE_BREAKS.split(text) if piece]
+    for name in _PREFLIGHT_COMMANDS:
+        if name in pieces:
+            return "command uses %s" % name
+    values = [value for piece in pieces for value in _glued_values(piece)]
+    return _command_rejection(tokens, pieces, values) or _path_rejection(values, absolute_paths)
+
+
+def _path_rejection(values: Sequence[str], absolute_paths: bool) -> Optional[str]:
+    for path in values:
+        if "." in path:
+            if _PARENT_COMPONENT.search(path):
+                return "command has a '..' path component"
+            if _DOT_GLOB.search(path):
+                return "command has a glob that can match '..'"
+        if not absolute_paths and path.startswith("/"):
+            return "command has an absolute path and tools.bash.absolute_paths is false"
+    return None
+
+
+def _glued_values(piece: str) -> List[str]:
+    """The piece itself and, for an option cluster, the rest after each of its letters: in
+    `-I../inc`, `-f/etc/x` or `sort -ro/x` any letter may be the flag whose value is glued on."""
+    letters = _OPTION_LETTERS.match(piece) if piece.startswith("-") else None
+    if letters is None:
+        return [piece]
+    start = letters.start(1)
+    return [piece] + [piece[start + count:] for count in range(1, len(letters.group(1)) + 1)]
+
+
+def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
+    """The one-line command as bash's reader splits it: (is_operator, text) pairs, words with
+    quotes and backslashes removed as bash removes them, up to the comment bash sees; None when
+    a quote is left open.  A quote begins a word even when empty, so `""#` and `a=#` are words,
+    not comments, as in bash."""
+    if not any(character in command for character in "'\"\\#"):
+        # Nothing to remove and no comment: the same tokens, found by one regex.
+        return [(text[0] in _BASH_DELIMITERS, text) for text in _PLAIN_TOKENS.findall(command)]
+    tokens: List[Tuple[bool, str]] = []
+    current: List[str] = []
+    in_word = False
+    operator = ""
+    quote = ""
+    escaped = False
+    for character in command:
+        if escaped or (quote == "'" and character != "'") or (
+                quote == '"' and character not in '"\\'):
+            escaped = False
+            current.append(character)
+            continue
+        if not quote and character in _BASH_DELIMITERS:
+            if in_word:
+                tokens.append((False, "".join(current)))
+                current, in_word = [], False
+            if character in " \t":
+                operator = _flush_operator(tokens, operator)
+            else:
+                operator += character
+            continue
+        if not quote and character == "#" and not in_word:
+            break  # a comment runs to the end of the (single) line
+        operator = _flush_operator(tokens, operator)
+        in_word = True
+        if character == "\\":
+            escaped = True
+        elif character in "'\"":
+            quote = "" if quote else character
+        else:
+            current.append(character)
+    if quote:
+        return None
+    if in_word:
+        tokens.append((False, "".join(current)))
+    _flush_operator(tokens, operator)
+    return tokens
+
+
+def _flush_operator(tokens: List[Tuple[bool, str]], operator: str) -> str:
+    if operator:
+        tokens.append((True, operator))
+    return ""
+
+
+def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str],
+                       values: Sequence[str]) -> Optional[str]:
+    """`.` (source) where it is a command, and a shell that runs a string: `bash -c`, `sh -s`,
+    or (as a command) a shell with no script, which runs what its stdin says (`x | bash`)."""
+    at_command = True
+    target = False  # the word after a redirection operator is its file, not a command
+    for index, (is_operator, text) in enumerate(tokens):
+        if is_operator:
+            redirect = _is_redirection(text)
+            at_command, target = (at_command, True) if redirect else (True, False)
+            continue
+        if target:
+            target = False
+            continue
+        if at_command and text == ".":
+            return "command uses . (source)"
+        if text.rsplit("/", 1)[-1] in _SHELLS:
+            reason = _shell_rejection(_command_arguments(tokens[index + 1:]), at_command)
+            if reason is not None:
+                return reason
+        at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit()
+                                     or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
+    # A shell named inside a quoted or glued word (`env -S'sh -c x'`, `env -Ssh`) too.
+    if _SHELLS.isdisjoint(value.rsplit("/", 1)[-1] for value in values):
+        return None
+    for index, piece in enumerate(pieces):
+        if any(value.rsplit("/", 1)[-1] in _SHELLS for value in _glued_values(piece)):
+            reason = _shell_rejection(pieces[index + 1:], False)
+            if reason is not None:
+                return reason
+    return None
+
+
+def _is_redirection(operator: str) -> bool:
+    return ("<" in operator or ">" in operator) and not any(c in operator for c in ";|(")
+
+
+def _command_arguments(tokens: Sequence[Tuple[bool, str]]) -> List[str]:
+    """The words of one simple command, up to its end, without its redirections."""
+    words: List[str] = []
+    target = False
+    for index, (is_operator, text) in enumerate(tokens):
+        if is_operator and not _is_redirection(text):
+            break
+        # A digit word before a redirection is its descriptor (`2>err`), not a script.
+        descriptor = text.isdigit() and index + 1 < len(tokens) and tokens[index + 1][0]
+        if not is_operator and not target and not descriptor:
+            words.append(text)
+        target = is_operator
+    return words
+
+
+def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str]:
+    """Why a shell given ARGUMENTS runs a command string or its stdin, or None when it runs a
+    script.  Without a script a shell reads stdin: a rejection where it is the command."""
+    takes_value = False
+    for text in arguments:
+        if takes_value:
+            takes_value = False
+        elif re.match(r"^-[A-Za-z]*c", text):
+            return "command runs a shell on a command string"
+        elif re.match(r"^-[A-Za-z]*s", text):
+            return "command runs a shell that reads commands from stdin"
+        elif text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            takes_value = True
+        elif not text.startswith(("-", "+")):
+            return None  # the shell runs this script
+    return "command runs a shell that reads commands from stdin" if at_command else None
+
+
+# =================================================================================================
+# 9. Credential redaction
+# =================================================================================================
+
 # One sanitizer for everything that leaves magihook in redacted mode or as a
 # diagnostic: credential-shaped KEYS (is_credential_key), credential-shaped
 # SUBSTRINGS in free text (redact_credentials) and warning lines
@@ -2064,7 +2297,7 @@ def _lazy_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
     redact nothing, and compiling this section's regexes at import would cost each of them."""
     return functools.lru_cache(maxsize=1)(lambda: re.compile(pattern, flags))
 
-# -- Key names ---------------------------------------------------------------
+# -- Key names ------------------------------------------------------------------------------------
 #
 # A key is split into lower-case WORDS at camelCase and acronym boundaries,
 # digits, and any of - _ . / : space.  It is credential-shaped when:
@@ -2226,7 +2459,7 @@ def is_credential_key(key: object) -> bool:
     return _has_secret_pair(words)
 
 
-# -- Prefixed tokens -----------------------------------------------------------
+# -- Prefixed tokens ------------------------------------------------------------------------------
 #
 # Vendor token formats are DATA: TOKEN_RULES below, a text table of one line per format, read
 # into TokenRule records on first use (building ~200 records at import would cost every call
@@ -3204,7 +3437,7 @@ def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
     return spans
 
 
-# -- Values after credential names ----------------------------------------------
+# -- Values after credential names ----------------------------------------------------------------
 #
 # Runs on the lower-cased text.  Each stem is led by a letter of it (k, w, c,
 # h, b, d, or the "_" of DB_PASS), and the stems of one lead form one regex:
@@ -3596,7 +3829,7 @@ def _spaced_span(text: str, m: re.Match[str], memo: _NameMemo) -> Optional[Tuple
     return None
 
 
-# -- Syntaxes where the name is not right before its value ------------------------
+# -- Syntaxes where the name is not right before its value ----------------------------------------
 #
 # Each pass is led by a literal (or gated by a one-character `in`) and judges
 # its name with is_credential_key, like the passes above:
@@ -3897,7 +4130,7 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
     return spans
 
 
-# -- Public entry points -------------------------------------------------------
+# -- Public entry points --------------------------------------------------------------------------
 
 def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
     merged: List[List[int]] = []
@@ -3910,7 +4143,7 @@ def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
     return merged
 
 
-# -- Repeated values -------------------------------------------------------------
+# -- Repeated values ------------------------------------------------------------------------------
 #
 # A value judged a secret once (under a name, after a flag) is a secret wherever it recurs: a
 # later copy with no name around it goes too, in the same text and (through FOUND, what
@@ -4115,13 +4348,8 @@ def sanitize_message(text: object, limit: int = 300) -> str:
 
 
 # =================================================================================================
-# 8. Payload
+# 10. Payload
 # =================================================================================================
-
-def utc_timestamp(seconds: Optional[float] = None) -> str:
-    """`2026-05-26T00:00:00.000Z`: UTC with milliseconds."""
-    now = time.time() if seconds is None else seconds
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + ".%03dZ" % (now % 1 * 1000)
 
 
 def dump_json(value: Any) -> bytes:
@@ -4578,218 +4806,8 @@ def _temporary_directory() -> str:
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 # =================================================================================================
-# 9. Preflight
-# =================================================================================================
-
-PREFLIGHT_CHARACTERS = "$~`{}"
-# bash's word delimiters: blanks and the characters of its operators.  A `#` starts a comment only
-# where it starts a word (after one of these, or at the start), as bash's `#` does.
-_BASH_DELIMITERS = " \t\n\r;&|()<>"
-_PLAIN_TOKENS = re.compile(r"[^ \t\n\r;&|()<>]+|[;&|()<>\n\r]+")
-# Where a word splits further into the pieces the rules look at: `=`, `:` and `@` too, so the
-# paths in `A=../x`, `PYTHONPATH=x:../lib` and `curl -d@../x` are seen.  Delimiters that were
-# quoted split too (conservative: `echo "a cd"` is rejected).
-_PIECE_BREAKS = re.compile(r"[ \t\n\r;&|()<>=:@]+")
-# A glued option cluster: every letter may be a flag whose value is the rest (`env -iC..`).
-_OPTION_LETTERS = re.compile(r"^-+([A-Za-z0-9]+)")
-_PARENT_COMPONENT = re.compile(r"(?:^|/)\.\.(?:/|$)")
-# `.?`, `.*`, `.[.]` match `..` in bash before 5.2 (globskipdots).
-_DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
-# Commands that change bash's directory or parse a string as commands again; rejected wherever
-# they appear, like `cd`.  `.` (source) only where it is a command: `ls .` is a path.
-_PREFLIGHT_COMMANDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap")
-_SHELLS = frozenset(("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"))
-# Words after which the next word is still a command (`! . x`, `env sh`, `echo x | nice bash`).
-_COMMAND_PREFIXES = frozenset((
-    "!", "if", "then", "else", "elif", "do", "while", "until", "time", "command", "builtin",
-    "coproc", "env", "nice", "nohup", "xargs", "sudo", "doas", "setsid", "stdbuf"))
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
-
-
-def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
-    """Why the spec's conservative preflight rejects a hook command string, or None.
-
-    The rules apply to the words bash will see, after its quote removal, so `c''d`, `.\\./x`
-    and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as, and up to the comment bash
-    sees.  The reason names the rule, never the command text.
-    """
-    if not command.strip():
-        return "command is empty"
-    if "\x00" in command:
-        return "command contains a NUL byte"
-    for character in PREFLIGHT_CHARACTERS:
-        if character in command:
-            return "command contains %r" % character
-    if "\n" in command or "\r" in command:
-        # One line only: a backslash-newline, a comment or a heredoc would hide the next line's
-        # words from these rules.
-        return "command spans lines"
-    tokens = _bash_tokens(command)
-    if tokens is None:
-        return "command has an unbalanced quote"
-    pieces = [piece for is_operator, text in tokens if not is_operator
-              for piece in _PIECE_BREAKS.split(text) if piece]
-    for name in _PREFLIGHT_COMMANDS:
-        if name in pieces:
-            return "command uses %s" % name
-    values = [value for piece in pieces for value in _glued_values(piece)]
-    return _command_rejection(tokens, pieces, values) or _path_rejection(values, absolute_paths)
-
-
-def _path_rejection(values: Sequence[str], absolute_paths: bool) -> Optional[str]:
-    for path in values:
-        if "." in path:
-            if _PARENT_COMPONENT.search(path):
-                return "command has a '..' path component"
-            if _DOT_GLOB.search(path):
-                return "command has a glob that can match '..'"
-        if not absolute_paths and path.startswith("/"):
-            return "command has an absolute path and tools.bash.absolute_paths is false"
-    return None
-
-
-def _glued_values(piece: str) -> List[str]:
-    """The piece itself and, for an option cluster, the rest after each of its letters: in
-    `-I../inc`, `-f/etc/x` or `sort -ro/x` any letter may be the flag whose value is glued on."""
-    letters = _OPTION_LETTERS.match(piece) if piece.startswith("-") else None
-    if letters is None:
-        return [piece]
-    start = letters.start(1)
-    return [piece] + [piece[start + count:] for count in range(1, len(letters.group(1)) + 1)]
-
-
-def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
-    """The one-line command as bash's reader splits it: (is_operator, text) pairs, words with
-    quotes and backslashes removed as bash removes them, up to the comment bash sees; None when
-    a quote is left open.  A quote begins a word even when empty, so `""#` and `a=#` are words,
-    not comments, as in bash."""
-    if not any(character in command for character in "'\"\\#"):
-        # Nothing to remove and no comment: the same tokens, found by one regex.
-        return [(text[0] in _BASH_DELIMITERS, text) for text in _PLAIN_TOKENS.findall(command)]
-    tokens: List[Tuple[bool, str]] = []
-    current: List[str] = []
-    in_word = False
-    operator = ""
-    quote = ""
-    escaped = False
-    for character in command:
-        if escaped or (quote == "'" and character != "'") or (
-                quote == '"' and character not in '"\\'):
-            escaped = False
-            current.append(character)
-            continue
-        if not quote and character in _BASH_DELIMITERS:
-            if in_word:
-                tokens.append((False, "".join(current)))
-                current, in_word = [], False
-            if character in " \t":
-                operator = _flush_operator(tokens, operator)
-            else:
-                operator += character
-            continue
-        if not quote and character == "#" and not in_word:
-            break  # a comment runs to the end of the (single) line
-        operator = _flush_operator(tokens, operator)
-        in_word = True
-        if character == "\\":
-            escaped = True
-        elif character in "'\"":
-            quote = "" if quote else character
-        else:
-            current.append(character)
-    if quote:
-        return None
-    if in_word:
-        tokens.append((False, "".join(current)))
-    _flush_operator(tokens, operator)
-    return tokens
-
-
-def _flush_operator(tokens: List[Tuple[bool, str]], operator: str) -> str:
-    if operator:
-        tokens.append((True, operator))
-    return ""
-
-
-def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str],
-                       values: Sequence[str]) -> Optional[str]:
-    """`.` (source) where it is a command, and a shell that runs a string: `bash -c`, `sh -s`,
-    or (as a command) a shell with no script, which runs what its stdin says (`x | bash`)."""
-    at_command = True
-    target = False  # the word after a redirection operator is its file, not a command
-    for index, (is_operator, text) in enumerate(tokens):
-        if is_operator:
-            redirect = _is_redirection(text)
-            at_command, target = (at_command, True) if redirect else (True, False)
-            continue
-        if target:
-            target = False
-            continue
-        if at_command and text == ".":
-            return "command uses . (source)"
-        if text.rsplit("/", 1)[-1] in _SHELLS:
-            reason = _shell_rejection(_command_arguments(tokens[index + 1:]), at_command)
-            if reason is not None:
-                return reason
-        at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit()
-                                     or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
-    # A shell named inside a quoted or glued word (`env -S'sh -c x'`, `env -Ssh`) too.
-    if _SHELLS.isdisjoint(value.rsplit("/", 1)[-1] for value in values):
-        return None
-    for index, piece in enumerate(pieces):
-        if any(value.rsplit("/", 1)[-1] in _SHELLS for value in _glued_values(piece)):
-            reason = _shell_rejection(pieces[index + 1:], False)
-            if reason is not None:
-                return reason
-    return None
-
-
-def _is_redirection(operator: str) -> bool:
-    return ("<" in operator or ">" in operator) and not any(c in operator for c in ";|(")
-
-
-def _command_arguments(tokens: Sequence[Tuple[bool, str]]) -> List[str]:
-    """The words of one simple command, up to its end, without its redirections."""
-    words: List[str] = []
-    target = False
-    for index, (is_operator, text) in enumerate(tokens):
-        if is_operator and not _is_redirection(text):
-            break
-        # A digit word before a redirection is its descriptor (`2>err`), not a script.
-        descriptor = text.isdigit() and index + 1 < len(tokens) and tokens[index + 1][0]
-        if not is_operator and not target and not descriptor:
-            words.append(text)
-        target = is_operator
-    return words
-
-
-def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str]:
-    """Why a shell given ARGUMENTS runs a command string or its stdin, or None when it runs a
-    script.  Without a script a shell reads stdin: a rejection where it is the command."""
-    takes_value = False
-    for text in arguments:
-        if takes_value:
-            takes_value = False
-        elif re.match(r"^-[A-Za-z]*c", text):
-            return "command runs a shell on a command string"
-        elif re.match(r"^-[A-Za-z]*s", text):
-            return "command runs a shell that reads commands from stdin"
-        elif text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            takes_value = True
-        elif not text.startswith(("-", "+")):
-            return None  # the shell runs this script
-    return "command runs a shell that reads commands from stdin" if at_command else None
-
-
-# =================================================================================================
-# 10. Process runner
+# 11. Process runner
 # =================================================================================================
 
 @record(frozen=True)
@@ -5443,19 +5461,14 @@ def _spawn_failure(exc: BaseException, cwd: str) -> str:
     return "hook could not start"
 
 
-def _errno_name(exc: OSError) -> str:
-    import errno
-
-    return errno.errorcode.get(exc.errno or 0, "error")
-
-
 def _elapsed_ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
 # =================================================================================================
-# 11. Injection
+# 12. Injection
 # =================================================================================================
+
 # Provider context injection (spec "Provider context injection"), all-or-nothing per hook.  Only a
 # hook whose `injects` is true (provider_context_injection on, phase after_tool / after_assistant /
 # after_reasoning) is parsed and audited; a before_tool hook never is, whatever its settings say.
@@ -5548,7 +5561,7 @@ def parse_context_items(stdout: bytes, max_bytes: int) -> Injection:
 
 
 # =================================================================================================
-# 12. Records and sessions
+# 13. Records and sessions
 # =================================================================================================
 
 def session_event(kind: str, payload: Mapping[str, Any]) -> Dict[str, Any]:
@@ -5769,8 +5782,9 @@ def session_warning(exc: OSError) -> str:
 
 
 # =================================================================================================
-# 13. Display
+# 14. Display
 # =================================================================================================
+
 # Rows are what a UI shows (the result's `display`, `replay --json`); lines are how magihook
 # draws rows in a terminal: live on stderr (`run --tui`) and as a tree (`replay`).  Every row, on
 # every path, is made by lifecycle_row or injection_rows.  `run --explain` is drawn here too.
@@ -5845,7 +5859,7 @@ def _plural(count: int, word: str) -> str:
     return "%d %s%s" % (count, word, "" if count == 1 else "s")
 
 
-# --- drawing rows in a terminal -----------------------------------------------------------------
+# -- Drawing rows in a terminal -------------------------------------------------------------------
 
 def is_terminal(stream: Any) -> bool:
     try:
@@ -5955,7 +5969,7 @@ class LiveRows:
             self.write(line)
 
 
-# --- replay: rows from a session file -----------------------------------------------------------
+# -- Replay: rows from a session file -------------------------------------------------------------
 
 @record
 class Replay:
@@ -6089,7 +6103,7 @@ def replay_summary(replay: Replay) -> str:
         _plural(replay.corrupt_lines, "corrupt line"))
 
 
-# --- run --explain ------------------------------------------------------------------------------
+# -- Run --explain --------------------------------------------------------------------------------
 
 def explain_phase(
     settings: Settings, phase: str, event: Mapping[str, Any], *, cwd: Optional[str] = None
@@ -6194,10 +6208,11 @@ def _explain_hook_lines(phase: str, hook: Mapping[str, Any]) -> List[str]:
 
 
 # =================================================================================================
-# 14. Pipeline (the Python API)
+# 15. Pipeline (the Python API)
 # =================================================================================================
-# The API a vendoring agent uses is load_settings() (section 4) and run_phase(); SessionFile
-# (section 12) lets it write its own records into the same file under the same lock.
+
+# The API a vendoring agent uses is load_settings() (section 5) and run_phase(); SessionFile
+# (section 13) lets it write its own records into the same file under the same lock.
 
 if TYPE_CHECKING:
     class PhaseResult(TypedDict):
@@ -6553,8 +6568,9 @@ def exit_code_for(result: Mapping[str, Any]) -> int:
 
 
 # =================================================================================================
-# 15. Interop (other agents' protocols)
+# 16. Interop (other agents' protocols)
 # =================================================================================================
+
 # Claude Code, Codex and Gemini CLI call hook commands with a JSON object on stdin and read an
 # exit code plus JSON on stdout.  Two directions share one tool table:
 #   - `magihook adapt AGENT`: that agent's stdin -> a magihook event (adapt_event), the pipeline,
@@ -6658,7 +6674,7 @@ def _tool_row(agent: str, agent_tool: str) -> Optional[Tuple[str, str, Mapping[s
     return next((row for row in AGENT_TOOL_TABLE[agent] if row[0] == agent_tool), None)
 
 
-# -- adapt: the agent's stdin in, its answer out --
+# -- Adapt: the agent's stdin in, its answer out --------------------------------------------------
 
 
 def adapt_event(
@@ -7113,7 +7129,7 @@ def magihook_command() -> str:
     return "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.abspath(__file__)))
 
 
-# -- dialect hooks: the seams the pipeline calls --
+# -- Dialect hooks: the seams the pipeline calls --------------------------------------------------
 
 
 def dialect_command(hook: HookDefinition, event: ToolEvent) -> str:
@@ -7407,7 +7423,7 @@ def _injection(hook: HookDefinition, texts: Sequence[Any]) -> Injection:
     return parse_context_items(dump_json({"context_items": items}), hook.provider_context_max_bytes)
 
 
-# -- import: a Claude Code hooks section as magihook settings --
+# -- Import: a Claude Code hooks section as magihook settings -------------------------------------
 
 # Claude Code tools that no row of the table wraps, named so a matcher that reaches them is reported.
 _CLAUDE_UNWRAPPED_TOOLS = (
@@ -7641,8 +7657,9 @@ def shell_quote_checked(path: str) -> str:
 
 
 # =================================================================================================
-# 16. Checks: doctor, init and test
+# 17. Checks: doctor, init and test
 # =================================================================================================
+
 # What a hook author runs before trusting a hook with a real agent: `doctor` finds what would
 # make a hook fail or fail open, `init` writes a working start, `test` runs hook test cases.
 
@@ -7831,7 +7848,7 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
     return report
 
 
-# --- init ----------------------------------------------------------------------------------------
+# -- Init -----------------------------------------------------------------------------------------
 
 INIT_GUARD = '''#!/usr/bin/env python3
 """before_tool guard (magihook): blocks dangerous bash commands.
@@ -7959,7 +7976,7 @@ def write_new_file(path: str, text: str, mode: int) -> None:
         os.close(fd)
 
 
-# --- test ----------------------------------------------------------------------------------------
+# -- Test -----------------------------------------------------------------------------------------
 
 CASE_KEYS = ("name", "phase", "event", "expect")
 EXPECT_KEYS = ("verdict", "context_items")
@@ -8045,7 +8062,7 @@ def _short_json(value: Any) -> str:
 
 
 # =================================================================================================
-# 17. CLI
+# 18. CLI
 # =================================================================================================
 
 USAGE = """\

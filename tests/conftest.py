@@ -1,28 +1,29 @@
 """Shared fixtures: real hook scripts in tmp_path, the real CLI in a real subprocess.
 
-Which file tests which section of magihook.py (its docstring lists the 17):
+Which file tests which section of magihook.py (its docstring lists the 18):
 
-     1. Constants and defaults                 test_run_core (defaults), test_settings_schema
-     2. Errors                                 each section's file (an error is tested where raised)
-     3. Settings: schema and validation        test_settings_schema, test_settings_hostile
-     4. Settings: loading                      test_settings_cli, test_run_core (discovery)
-     5. Matching                               test_run_core (matching)
+     1. Helpers                                where they are used
+     2. Constants and defaults                 test_run_core (defaults), test_settings_schema
+     3. Errors                                 each section's file (an error is tested where raised)
+     4. Settings: schema and validation        test_settings_schema, test_settings_hostile
+     5. Settings: loading                      test_settings_cli, test_run_core (discovery)
      6. Input events                           test_input
-     7. Credential redaction                   test_redaction, test_redaction_rules,
+     7. Matching                               test_run_core (matching)
+     8. Preflight                              test_preflight, test_run_core (preflight)
+     9. Credential redaction                   test_redaction, test_redaction_rules,
                                                test_redaction_syntax
-     8. Payload                                test_payload, test_run_core (payload)
-     9. Preflight                              test_preflight, test_run_core (preflight)
-    10. Process runner                         test_runner
-    11. Injection                              test_injection
-    12. Records and sessions                   test_sessions, test_records
-    13. Display                                test_display
-    14. Pipeline (the Python API)              test_api, test_run_core (failure policies),
+    10. Payload                                test_payload, test_run_core (payload)
+    11. Process runner                         test_runner
+    12. Injection                              test_injection
+    13. Records and sessions                   test_sessions, test_records
+    14. Display                                test_display
+    15. Pipeline (the Python API)              test_api, test_run_core (failure policies),
                                                test_subagents
-    15. Interop (other agents' protocols)      test_interop, test_interop_codex, test_interop_gemini
-    16. Checks: doctor, init and test          test_firsthour
-    17. CLI                                    test_cli, test_stream, test_hostile (stdio, signals)
+    16. Interop (other agents' protocols)      test_interop, test_interop_codex, test_interop_gemini
+    17. Checks: doctor, init and test          test_firsthour
+    18. CLI                                    test_cli, test_stream
 
-Cross-cutting: test_hostile (hostile output, a hostile caller, nothing left behind), test_signals
+Cross-cutting: test_hostile (hostile hook output, nothing left behind by the API), test_signals
 (signal bursts at each step), test_reliability (bounds, sweeps), test_properties (generated
 events), test_hot_path (start-up imports), test_docs and test_firsthour (the documents and the
 first hour), tests/e2e (the real agents, MAGIHOOK_E2E=1).

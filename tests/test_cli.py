@@ -1,4 +1,4 @@
-"""Section 17 (CLI): main() called from a host program, what an internal error prints, and the
+"""Section 18 (CLI): main() called from a host program, what an internal error prints, and the
 command under a hostile caller (signals, a vanished reader, closed or non-blocking descriptors)."""
 
 from __future__ import annotations

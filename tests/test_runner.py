@@ -1,4 +1,4 @@
-"""Section 10, the process runner: how a hook starts, what it gets, and how it ends.
+"""Section 11, the process runner: how a hook starts, what it gets, and how it ends.
 
 Every hook is a real process.  The hostile ones first write their process group id to pgid.txt
 (conftest.RECORD_PGID): after each case the group must have no live member, and with `tmpdir_env`
@@ -434,5 +434,5 @@ def test_an_environment_entry_posix_spawn_refuses_does_not_stop_hooks(project):
 
 
 def test_failure_categories_are_exactly_the_spec_s():
-    """Section 1 names them once; the spec lists these five (DESIGN "Hook processes")."""
+    """Section 2 (constants) names them once; the spec lists these five (DESIGN "Hook processes")."""
     assert magihook.FAILURE_CATEGORIES == ("exit", "timeout", "runner", "stdin", "output-limit")
