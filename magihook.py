@@ -2943,7 +2943,9 @@ def token_rules() -> Tuple[TokenRule, ...]:
 
 
 def _rule_tag(rule: TokenRule) -> str:
-    return _id_tag(rule.id)
+    # A rule's group in its lead's regex is named by its line: t2545 costs the compiling less
+    # than t_planetscale_oauth_token, and finds its row without a map of names.
+    return "t%d" % _rows_by_id()[rule.id]
 
 
 def _id_tag(rule_id: str) -> str:
@@ -2951,15 +2953,15 @@ def _id_tag(rule_id: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _rows_by_tag() -> Mapping[str, int]:
+def _rows_by_id() -> Mapping[str, int]:
     lines = _token_lines()
-    return {_id_tag(lines[number - 1].partition(_COLUMN_SEPARATOR)[0]): number
+    return {lines[number - 1].partition(_COLUMN_SEPARATOR)[0]: number
             for lead in _prefixed_leads() for number in _lead_rows(lead)}
 
 
 def _rule_by_tag(tag: str) -> TokenRule:
     # The record of the rule a match names, built on its own: not the whole table's.
-    return _row_rule(_rows_by_tag()[tag])
+    return _row_rule(int(tag[1:]))
 
 
 def _lead_position(prefix: str, lead: str) -> int:
@@ -3021,9 +3023,9 @@ def _rule_kind(rule: TokenRule) -> str:
 
 
 def _rule_branch(rule: TokenRule) -> str:
-    """The rule's alternative in its lead's regex, which starts right after the lead.  The empty
-    group t_<tag> names the rule (m.lastgroup): last, so that a body that starts with a literal
-    still starts its branch."""
+    """The rule's alternative in its lead's regex, which starts right after the lead, but for
+    its end (_branches).  The empty group t<line> names the rule (m.lastgroup): after its body,
+    so that a body that starts with a literal still starts its branch."""
     lead = _rule_lead(rule)
     heads = []
     for prefix in rule.prefixes:
@@ -3033,8 +3035,23 @@ def _rule_branch(rule: TokenRule) -> str:
         heads.append(rest + behind)
     head = "(?:%s)" % "|".join(heads) if len(heads) > 1 else "".join(heads)
     body = "(?:%s)" % rule.pattern if rule.pattern else _shape_regex(rule.shape)
-    end = r"(?![A-Za-z0-9_])" if rule.end else ""
-    return "%s%s%s(?P<t_%s>)" % (head, body, end, _rule_tag(rule))
+    return "%s%s(?P<%s>)" % (head, body, _rule_tag(rule))
+
+
+_TOKEN_END = r"(?![A-Za-z0-9_])"
+
+
+def _branches(rules: Sequence[TokenRule]) -> str:
+    """The branches of RULES in their order, each run of rules that end where a word ends under
+    one _TOKEN_END: (?:a|b)(?!x) matches what a(?!x)|b(?!x) does (a failed end backtracks into
+    the group), and writing the end once per run makes the lead's regex a fifth quicker to
+    compile."""
+    runs: List[Tuple[bool, List[str]]] = []
+    for rule in rules:
+        if not runs or runs[-1][0] != rule.end:
+            runs.append((rule.end, []))
+        runs[-1][1].append(_rule_branch(rule))
+    return "|".join("(?:%s)%s" % ("|".join(run), _TOKEN_END) if end else "|".join(run) for end, run in runs)
 
 
 def _suffix_guard(befores: Sequence[str], lead: str) -> Tuple[str, str]:
@@ -3055,13 +3072,17 @@ def _suffix_guard(befores: Sequence[str], lead: str) -> Tuple[str, str]:
     return "(?<=[%s][%s]%s)" % (classes[0], classes[1], lead), "(?<=(?:%s)%s)" % ("|".join(pairs), lead)
 
 
-# Compiling every rule of the "_" or "-" lead costs ~9 ms, which a one-hook CLI call would pay in
-# full for a label or a path.  So a text shorter than this compiles (and runs) only the rules
-# whose prefix (needle) it holds, usually none; after _SHORT_PICK_LIMIT such texts a lead
-# compiles all its rules once.  A longer text skips only the patterns whose one-character lead
-# it lacks: `in` finds one character with memchr (~0.01 ms/MiB), but a longer lead with a
-# search slower than a pass.
+# Compiling every rule of the "_" or "-" lead costs ~10 ms, which a one-hook CLI call would pay
+# in full for a label, a path or a tool's output of a few pages.  So a text shorter than
+# _PICK_TEXT compiles (and runs) only the rules whose prefix (needle) it holds, usually a few,
+# until picking has cost the lead _PICK_BUDGET; then it compiles all its rules once.  Looking
+# for the needles of the ~60 rules of a lead in 16 KiB costs ~0.8 ms (every call, until the
+# budget is spent), a tenth of compiling them all, so a longer text compiles them.  A text
+# shorter than _SHORT_TEXT also skips the passes whose lead of several characters it lacks; a
+# longer one skips only those whose one-character lead it lacks: `in` finds one character with
+# memchr (~0.01 ms/MiB), but a longer lead with a search slower than a pass.
 _SHORT_TEXT = 4096
+_PICK_TEXT = 16384
 
 
 @functools.lru_cache(maxsize=1)
@@ -3082,7 +3103,7 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
         if kind == "sep":
             # The first match at a position wins: sb_secret_ before secret_, xoxe.xoxp- before xoxp-.
             members.sort(key=lambda rule: -max(map(len, rule.prefixes)))
-        branches = "|".join(map(_rule_branch, members))
+        branches = _branches(members)
         if kind == "sep":
             quick, exact = _suffix_guard([p[:_lead_index(r, p)] for r in members for p in r.prefixes], lead)
             quick = quick or r"(?<=[A-Za-z0-9]%s)" % re.escape(lead)
@@ -3095,9 +3116,12 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
 
 
 _LEAD_RES: Dict[str, re.Pattern[str]] = {}     # the regex of every rule of a lead, once compiled
-_SHORT_PICKS: Dict[str, int] = {}               # short texts that picked their rules, per lead
-# Past this many short texts, a lead compiles all its rules: one pass beats picking rules again.
-_SHORT_PICK_LIMIT = 64
+# What picking a lead's rules has cost this process, in characters looked through (a text's
+# length, plus _PICK_COST for the walk over the rules): past _PICK_BUDGET, about what compiling
+# them all costs, the lead compiles all its rules, and one pass beats picking rules again.
+_PICKED_CHARS: Dict[str, int] = {}
+_PICK_COST = 1024
+_PICK_BUDGET = 262144
 
 
 def _prefixed_re(lead: str) -> re.Pattern[str]:
@@ -3118,10 +3142,20 @@ def _lead_rules(lead: str) -> Tuple[TokenRule, ...]:
 
 
 def _needles(prefixes: Sequence[str], lead: str, pattern: str) -> Tuple[str, ...]:
-    """Literals every token of a rule holds: its PREFIXES, else its LEAD and the literal its
-    PATTERN starts with (a text without one needs no regex of the rule)."""
+    """Literals every token of a rule holds: its PREFIXES, else the literal a lookbehind that
+    starts its PATTERN starts with (airtable's (?<=pat...)), else its LEAD and the literal
+    its PATTERN starts with (a text without one needs no regex of the rule)."""
     if prefixes:
         return tuple(prefixes)
+    if pattern.startswith("(?<="):
+        behind = _literal_head(pattern[len("(?<="):])
+        if behind:
+            return (behind,)
+    return (lead + _literal_head(pattern),)
+
+
+def _literal_head(pattern: str) -> str:
+    """The literal characters PATTERN starts with."""
     literal, i = [], 0
     while i < len(pattern):
         c = pattern[i]
@@ -3133,7 +3167,7 @@ def _needles(prefixes: Sequence[str], lead: str, pattern: str) -> Tuple[str, ...
             i += 1
         else:
             break
-    return (lead + "".join(literal),)
+    return "".join(literal)
 
 
 def _row_needles(line: str, lead: str) -> Tuple[str, ...]:
@@ -3163,12 +3197,13 @@ def _picked_re(lead: str, picked: Tuple[int, ...]) -> re.Pattern[str]:
 
 
 def _lead_pattern(text: str, lead: str) -> Optional[re.Pattern[str]]:
-    """The regex to run on TEXT for LEAD: for a short text only the rules whose needle it
-    holds (None: none), so that a label or a path compiles little or nothing."""
+    """The regex to run on TEXT for LEAD: for a text shorter than _PICK_TEXT only the rules
+    whose needle it holds (None: none), so that a label, a path or a page of output compiles
+    little or nothing."""
     pattern = _LEAD_RES.get(lead)
-    if pattern is not None or len(text) >= _SHORT_TEXT or _SHORT_PICKS.get(lead, 0) >= _SHORT_PICK_LIMIT:
+    if pattern is not None or len(text) >= _PICK_TEXT or _PICKED_CHARS.get(lead, 0) >= _PICK_BUDGET:
         return pattern or _prefixed_re(lead)
-    _SHORT_PICKS[lead] = _SHORT_PICKS.get(lead, 0) + 1
+    _PICKED_CHARS[lead] = _PICKED_CHARS.get(lead, 0) + len(text) + _PICK_COST
     picked = tuple(i for i, needles in enumerate(_lead_needles(lead)) if any(n in text for n in needles))
     return _picked_re(lead, picked) if picked else None
 
@@ -3333,7 +3368,7 @@ def _secret_group_span(text: str, m: re.Match[str], rule: TokenRule,
     """mysql -p and curl -u: only the password goes, and only after the command."""
     if not _in_context(text, m.start(), rule, seen):
         return None
-    start, end = m.span("s_" + _rule_tag(rule))
+    start, end = m.span("s_" + _id_tag(rule.id))
     secret = text[start:end]
     return None if _is_placeholder(secret.strip("'\"")) else (start, end)
 
@@ -3354,7 +3389,8 @@ def _sas_span(text: str, percent: int, end: int) -> Optional[Tuple[int, int]]:
     while start > 0 and percent - start < 128 and (text[start - 1].isalnum() or text[start - 1] in "+/%"):
         start -= 1
     if percent - start < 40 or start < 5 or not text.startswith("sig=", start - 4) \
-            or text[start - 5] not in "?&" or _looks_fake(text[start:percent], _rule_by_tag("azure_sas_signature")):
+            or text[start - 5] not in "?&" \
+            or _looks_fake(text[start:percent], _row_rule(_rows_by_id()["azure-sas-signature"])):
         return None
     return start, end
 
@@ -3362,7 +3398,7 @@ def _sas_span(text: str, percent: int, end: int) -> Optional[Tuple[int, int]]:
 def _accept_prefixed(text: str, m: re.Match[str],
                      seen: Optional[Dict[str, List[int]]] = None) -> Optional[Tuple[int, int]]:
     """Span to redact for one prefixed match, or None to keep the text (SEEN: see _in_context)."""
-    rule = _rule_by_tag((m.lastgroup or "")[2:])
+    rule = _rule_by_tag(m.lastgroup or "")
     end = m.end()
     if rule.context in ("mysql", "curl"):
         return _secret_group_span(text, m, rule, {} if seen is None else seen)
@@ -3493,12 +3529,20 @@ def _tail_lookbehinds() -> str:
     return "".join("(?<![_.-](?:%s))" % "|".join(sorted(v)) for _, v in sorted(by_width.items()))
 
 
-def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
-    # The name's tail is read once: (?=(...))\1 is an atomic group, so a
-    # rejected tail is not retried at every shorter length.  Cheap checks come
-    # first, as most stems in text are not names: the next character, then a
-    # lookahead for the separator.  The closing quote and separator are atomic
-    # too: no value starts with a space, so giving spaces back never helps.
+def _name_pattern(stems: Sequence[str]) -> str:
+    # A credential name led by one of STEMS, up to where its separator starts.  The name's tail
+    # is read once: (?=(...))\1 is an atomic group, so a rejected tail is not retried at every
+    # shorter length.  Cheap checks come first, as most stems in text are not names: the next
+    # character, then a lookahead for the separator, then the tails that name no credential.
+    return r"(?:%s)%s(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest)%s%s" % (
+        "|".join(stems), _NAME_NEXT, _NAME_SEPARATOR, _tail_lookbehinds())
+
+
+@functools.lru_cache(maxsize=1)
+def _value_pattern() -> str:
+    # What follows a name: the closing quote and separator, atomic (no value
+    # starts with a space, so giving spaces back never helps), then the value,
+    # a lookahead (a rejected match does not hide a name in its value).
     # Separators: = : => := and make's ?= ::= :::=, PHP's .=, a type between
     # name and "=" (Go `var token string = "x"`, TS `token: string = "x"`), and
     # a name and its value as two strings (`setProperty("TOKEN", "x")`,
@@ -3509,9 +3553,7 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
     # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
     # references and code like get_password(), os.environ["X"] or, after a
     # spaced "=", self.token.
-    return re.compile(r"""
-        (?P<name>(?:%s)%s(?=(?P<rest>[a-z0-9_.-]{0,48}))(?P=rest))
-        %s%s
+    return r"""
         (?=(?P<cs>(?P<close>\\?["']\]?)?
                   (?P<sep>(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
                           &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
@@ -3531,8 +3573,12 @@ def _named_re(stems: Sequence[str]) -> re.Pattern[str]:
           |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<uv>%s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
-    """ % ("|".join(stems), _NAME_NEXT, _NAME_SEPARATOR, _tail_lookbehinds(), _SPACED_CODE_VALUE,
-           _SCHEME_WORDS, _UNQUOTED_VALUE), re.X)
+    """ % (_SPACED_CODE_VALUE, _SCHEME_WORDS, _UNQUOTED_VALUE)
+
+
+@functools.lru_cache(maxsize=1)
+def _value_re() -> re.Pattern[str]:
+    return re.compile(_value_pattern(), re.X)
 
 
 @functools.lru_cache(maxsize=1)
@@ -3558,8 +3604,9 @@ def _stem_literals() -> Mapping[str, Tuple[str, ...]]:
 
 
 def _named_leads_in(low: str) -> Sequence[str]:
-    # A lead's pattern costs 2-3 ms to compile: a short text (a label, a path, a description)
-    # compiles only those whose stem literals it holds.  A long one, as _leads_in.
+    # A lead's pattern costs ~1 ms to compile, and the value pattern they share ~3: a short
+    # text (a label, a path, a description) compiles only the leads whose names it holds.  A
+    # long one, as _leads_in.
     if len(low) >= _SHORT_TEXT:
         return _leads_in(low, _named_leads())
     literals = _stem_literals()
@@ -3569,9 +3616,24 @@ def _named_leads_in(low: str) -> Sequence[str]:
     return [lead for lead in _named_leads() if lead in found]
 
 
+# Each lead has two patterns.  The name alone (~1 ms to compile), after which _value_re reads
+# the value: what a process pays first, one value pattern for every lead.  And the name with its
+# value (~4 ms), which rejects a name with no secret after it (`token = self.refresh()`) without
+# a return to Python, ~0.5 us a name sooner: a lead switches to it once _FULL_AFTER of its names
+# went to _value_re in this process, so a process spends at most about the compiling on them.
+_FULL_AFTER = 8192
+_NAMES_READ: Dict[str, int] = {}
+
+
 @functools.cache
 def _named_lead_re(lead: str) -> re.Pattern[str]:
-    return _named_re([stem for stem in _NAME_STEMS if stem[0] == lead])
+    return re.compile(_name_pattern([stem for stem in _NAME_STEMS if stem[0] == lead]), re.X)
+
+
+@functools.cache
+def _named_full_re(lead: str) -> re.Pattern[str]:
+    return re.compile(_name_pattern([stem for stem in _NAME_STEMS if stem[0] == lead])
+                      + _value_pattern(), re.X)
 
 
 _FLAG_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "cookie")
@@ -3712,8 +3774,10 @@ def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMe
     return name
 
 
-def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Optional[Tuple[int, int]]:
-    """Span of the value to redact for one name=value match whose NAME names a credential, or None."""
+def _value_span(text: str, m: re.Match[str], name: str, stem: int,
+                memo: _NameMemo) -> Optional[Tuple[int, int]]:
+    """Span of the value to redact for one _value_re match M after NAME, which names a
+    credential and whose stem starts at STEM, or None."""
     for group in ("dq", "sq", "bq", "eq", "uv", "open"):
         start = m.start(group)
         if start >= 0:
@@ -3725,7 +3789,7 @@ def _value_span(text: str, m: re.Match[str], name: str, memo: _NameMemo) -> Opti
         if scheme is not None:                # "Bearer x": the scheme word stays
             start = scheme.end()
             value = text[start:end]
-    if m.start("pair") >= 0 and not _pair_holds_secret(text, m, value):
+    if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, value):
         return None
     if group == "uv":
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
@@ -3795,12 +3859,12 @@ def _looks_secret(value: str) -> bool:
 _slug_re = _lazy_re(r"[a-z]{2,}(?:[_.-][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+")
 
 
-def _pair_holds_secret(text: str, m: re.Match[str], value: str) -> bool:
+def _pair_holds_secret(text: str, m: re.Match[str], stem: int, value: str) -> bool:
     """A name and its value as two strings: `f("TOKEN", "x")`, `key="Password" value="x"`."""
     pair = m.group("pair")
     if "\n" in pair or "-" in pair:
         return True                           # YAML `- name: TOKEN` / `value: x`, prose `token - 'x'`
-    start = _name_start(text, m.start("name"))
+    start = _name_start(text, stem)
     return start > 0 and text[start - 1] in "\"'" and _looks_secret(value)
 
 
@@ -4079,29 +4143,48 @@ def _lowered(text: str) -> str:
 _LOWER_CHUNK = 16384
 
 
-def _named_pass(text: str, low: str, pattern: re.Pattern[str], pos: int,
+def _named_pass(text: str, low: str, lead: str, pos: int,
                 memo: _NameMemo) -> Tuple[int, List[Tuple[int, int]]]:
     """Spans found from POS on, and where to search again (-1: done).  A
     match ends after its separator (the value is a lookahead), so a rejected
     match does not hide a name in its value; an accepted value is skipped,
     which keeps the pass linear."""
+    full = _NAMES_READ.get(lead, 0) >= _FULL_AFTER
+    pattern = _named_full_re(lead) if full else _named_lead_re(lead)
+    value_re = _value_re()
     found = []
     names = memo.names
+    after = pos         # where the last separator ended: a stem before it is no name
+    read = 0
+    # A stem inside a name (the "key" of token_key) is the same name: the search goes on after
+    # the name, where the name pattern's match ends.
     for m in pattern.finditer(low, pos):
-        # Most matches are names judged before: one slice and one lookup, no call.
-        stem, name_end = m.span("name")
+        stem = m.start()
+        name_end = m.start("cs") if full else m.end()
+        if stem < after:
+            continue
+        # Most names were judged before: one slice and one lookup, no call.
         context = text[stem - _CONTEXT:name_end] if stem >= _CONTEXT else ""
         name = names.get(context, "")       # "": not judged yet (a name is never empty)
         if name == "":
             name = _judge_name(text, stem, name_end, context, memo)
         if name is None:
             continue
-        span = _value_span(text, m, name, memo)
+        read += 1
+        value = m if full else value_re.match(low, name_end)
+        if value is None:
+            continue
+        after = value.end()
+        span = _value_span(text, value, name, stem, memo)
         if span is not None:
             found.append(span)
-            if span[1] > m.end():
-                return span[1], found
-    return -1, found
+            if span[1] > after:
+                pos = span[1]
+                break
+    else:
+        pos = -1
+    _NAMES_READ[lead] = _NAMES_READ.get(lead, 0) + read
+    return pos, found
 
 
 def _named_spans(text: str) -> List[Tuple[int, int]]:
@@ -4112,10 +4195,9 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
     # bare token "bearer".
     if "=" in text or ":" in text or '"' in text or "'" in text:
         for lead in _named_leads_in(low):
-            pattern = _named_lead_re(lead)
             pos = 0
             while pos >= 0:
-                pos, found = _named_pass(text, low, pattern, pos, memo)
+                pos, found = _named_pass(text, low, lead, pos, memo)
                 spans.extend(found)
     spaced: List[Callable[[], re.Pattern[str]]] = (
         [_flag_re] if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else [])

@@ -255,7 +255,17 @@ def test_a_path_compiles_no_token_rule():
     for lead in leads:
         needles = magihook._lead_needles(lead)
         picked = [magihook._lead_rules(lead)[i].id for i, ns in enumerate(needles) if any(n in path for n in ns)]
-        assert picked in ([], ["airtable-pat", "discord-bot-token"][:len(picked)]), picked
+        # A Discord bot token holds no literal but its dots; Airtable's holds "pat" (the
+        # literal of the lookbehind its pattern starts with), which the path lacks.
+        assert picked in ([], ["discord-bot-token"]), picked
+
+
+def test_a_rule_whose_pattern_starts_behind_the_lead_is_picked_by_that_literal():
+    rule = next(rule for rule in RULES if rule.id == "airtable-pat")
+    assert rule.pattern.startswith("(?<=pat")
+    assert magihook._needles(rule.prefixes, ".", rule.pattern) == ("pat",)
+    assert magihook._needles((), ".", r"(?<=[A-Za-z0-9]{14}\.)x") == (".",)   # no literal: the lead
+    assert _spans_of_picked_rules("see " + rule.example) == _spans_of_every_rule("see " + rule.example) != []
 
 
 def _cpu(fn, *args):
@@ -270,7 +280,7 @@ def test_a_short_text_costs_a_fraction_of_compiling_its_leads(monkeypatch):
     path = "/home/dev/my_project/src/some-file.name_v2.py"
     leads = [lead for lead in magihook._prefixed_leads() if lead in path]
     monkeypatch.setattr(magihook, "_LEAD_RES", {})
-    monkeypatch.setattr(magihook, "_SHORT_PICKS", {})
+    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
     magihook._picked_re.cache_clear()
     re.purge()
     short = _cpu(magihook._prefixed_spans, path)
@@ -281,11 +291,34 @@ def test_a_short_text_costs_a_fraction_of_compiling_its_leads(monkeypatch):
 
 
 def test_many_short_texts_end_up_on_the_full_regex(monkeypatch):
+    # Picking costs a text its length plus _PICK_COST; once a lead has spent _PICK_BUDGET on
+    # it, the next text compiles all its rules.
     monkeypatch.setattr(magihook, "_LEAD_RES", {})
-    monkeypatch.setattr(magihook, "_SHORT_PICKS", {})
-    for i in range(magihook._SHORT_PICK_LIMIT + 1):
-        magihook.redact_credentials("file_%d.txt" % i)
+    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
+    texts = ["file_%04d.txt" % i for i in range(1000)]
+    picks = -(-magihook._PICK_BUDGET // (len(texts[0]) + magihook._PICK_COST))
+    for text in texts[:picks]:
+        magihook.redact_credentials(text)
+    assert "_" not in magihook._LEAD_RES
+    magihook.redact_credentials(texts[picks])
     assert "_" in magihook._LEAD_RES
+
+
+def test_a_page_of_output_picks_its_rules_and_a_longer_text_compiles_them(monkeypatch):
+    # A tool's output of a few pages compiles only the rules whose needle it holds (compiling
+    # all of "_" and "-" costs a fresh process ~20 ms); from _PICK_TEXT on, a lead compiles all.
+    monkeypatch.setattr(magihook, "_LEAD_RES", {})
+    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
+    line = "2026-12-01 build_step-%d ok: wrote dist/app_v2.tar.gz\n"
+    page = "".join(line % i for i in range(magihook._PICK_TEXT // 60))
+    assert magihook._SHORT_TEXT < len(page) < magihook._PICK_TEXT
+    token = "ghp_" + "CzAbbbWoQoEyJT8UPgzunzF2vSHHkJ3puRuF"
+    assert magihook.redact_credentials(page + token) == page + magihook.REDACTION_MARKER
+    assert magihook._LEAD_RES == {}
+    longer = page * 2
+    assert len(longer) >= magihook._PICK_TEXT
+    assert magihook.redact_credentials(longer + token) == longer + magihook.REDACTION_MARKER
+    assert {"_", "-", "."} <= set(magihook._LEAD_RES)
 
 
 # ---- speed: CPU-time ratios, never wall-clock bounds ---------------------------------------

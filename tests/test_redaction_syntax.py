@@ -218,6 +218,33 @@ def test_a_short_text_with_a_stem_but_no_name_compiles_no_name_pattern():
     assert out[:3] == ["0", "echo done; export API_TOKEN=<redacted:credential>", "1"]
 
 
+def _name_dense_text():
+    # Names with and without secrets after them, line after line, in every syntax the value
+    # pattern reads (the corpus's positives), and code whose names hold no secret.
+    lines = [p["text"] for p in POSITIVES] + [n["text"] for n in NEGATIVES]
+    code = "token = self._cache.get(session.key)\napi_key: str = get_key()\nexport DB_PASSWORD=${DB_PASSWORD:-}\n"
+    return "\n".join(lines) + "\n" + code * 400
+
+
+def test_a_lead_reads_values_apart_until_busy_then_with_its_name_and_finds_the_same(monkeypatch):
+    # Each lead's name pattern hands each credential name to the value pattern, until
+    # _FULL_AFTER names have gone there in this process; then the lead compiles its name and
+    # value as one pattern.  Both ways redact the same.
+    text = _name_dense_text()
+    monkeypatch.setattr(magihook, "_NAMES_READ", {})
+    monkeypatch.setattr(magihook, "_FULL_AFTER", 10 ** 12)
+    magihook._named_full_re.cache_clear()
+    apart = magihook.redact_credentials(text)
+    assert magihook._named_full_re.cache_info().currsize == 0
+    read = dict(magihook._NAMES_READ)
+    assert read["k"] > 400 and read["p"] > 400
+    monkeypatch.setattr(magihook, "_FULL_AFTER", min(read.values()))
+    together = magihook.redact_credentials(text)
+    assert magihook._named_full_re.cache_info().currsize == len(read)
+    assert together == apart
+    assert apart.count(MARKER) > len(POSITIVES) // 2
+
+
 MIB = 1024 * 1024
 # 1 MiB of each syntax's lead, repeated: the passes stay linear (CPU time, generous bound).
 ADVERSARIAL = {
