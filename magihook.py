@@ -3604,16 +3604,18 @@ def _stem_literals() -> Mapping[str, Tuple[str, ...]]:
 
 
 def _named_leads_in(low: str) -> Sequence[str]:
-    # A lead's pattern costs ~1 ms to compile, and the value pattern they share ~3: a short
-    # text (a label, a path, a description) compiles only the leads whose names it holds.  A
-    # long one, as _leads_in.
-    if len(low) >= _SHORT_TEXT:
+    # A lead's pattern costs ~1 ms to compile: a text shorter than _PICK_TEXT compiles only the
+    # leads whose stem literals it holds (a page of output rarely holds "dsn" or "bearer"), and
+    # a short one (a label, a path, a description) only those whose names it holds, found by
+    # one small regex.  A long one, as _leads_in.
+    if len(low) >= _PICK_TEXT:
         return _leads_in(low, _named_leads())
     literals = _stem_literals()
-    if not any(literal in low for lead in _named_leads() for literal in literals[lead]):
-        return []
+    held = [lead for lead in _named_leads() if any(literal in low for literal in literals[lead])]
+    if len(low) >= _SHORT_TEXT or not held:
+        return held
     found = {low[m.start()] for m in _name_candidate_re().finditer(low)}
-    return [lead for lead in _named_leads() if lead in found]
+    return [lead for lead in held if lead in found]
 
 
 # Each lead has two patterns.  The name alone (~1 ms to compile), after which _value_re reads

@@ -218,6 +218,17 @@ def test_a_short_text_with_a_stem_but_no_name_compiles_no_name_pattern():
     assert out[:3] == ["0", "echo done; export API_TOKEN=<redacted:credential>", "1"]
 
 
+def test_a_page_of_output_compiles_only_the_name_leads_whose_stems_it_holds(monkeypatch):
+    # Under _PICK_TEXT, a lead whose stem literals ("dsn", "bearer", "pass"...) the text lacks
+    # compiles nothing; this page holds only "key".
+    monkeypatch.setattr(magihook, "_NAMES_READ", {})
+    magihook._named_lead_re.cache_clear()
+    page = "".join("2026-12-01 step %d: api_key=%s ok\n" % (i, S) for i in range(200))
+    assert magihook._SHORT_TEXT < len(page) < magihook._PICK_TEXT
+    assert magihook.redact_credentials(page).count(MARKER) == 200
+    assert magihook._named_lead_re.cache_info().currsize == 1
+
+
 def _name_dense_text():
     # Names with and without secrets after them, line after line, in every syntax the value
     # pattern reads (the corpus's positives), and code whose names hold no secret.
