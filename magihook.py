@@ -2945,18 +2945,18 @@ def token_rules() -> Tuple[TokenRule, ...]:
 def _rule_tag(rule: TokenRule) -> str:
     # A rule's group in its lead's regex is named by its line: t2545 costs the compiling less
     # than t_planetscale_oauth_token, and finds its row without a map of names.
-    return "t%d" % _rows_by_id()[rule.id]
+    return "t%d" % _lead_row_ids(_rule_lead(rule))[rule.id]
 
 
 def _id_tag(rule_id: str) -> str:
     return rule_id.replace("-", "_")
 
 
-@functools.lru_cache(maxsize=1)
-def _rows_by_id() -> Mapping[str, int]:
+@functools.cache
+def _lead_row_ids(lead: str) -> Mapping[str, int]:
+    """The line of each rule under LEAD's headers, by id (only that lead's rows are read)."""
     lines = _token_lines()
-    return {lines[number - 1].partition(_COLUMN_SEPARATOR)[0]: number
-            for lead in _prefixed_leads() for number in _lead_rows(lead)}
+    return {lines[number - 1].partition(_COLUMN_SEPARATOR)[0]: number for number in _lead_rows(lead)}
 
 
 def _rule_by_tag(tag: str) -> TokenRule:
@@ -3390,7 +3390,7 @@ def _sas_span(text: str, percent: int, end: int) -> Optional[Tuple[int, int]]:
         start -= 1
     if percent - start < 40 or start < 5 or not text.startswith("sig=", start - 4) \
             or text[start - 5] not in "?&" \
-            or _looks_fake(text[start:percent], _row_rule(_rows_by_id()["azure-sas-signature"])):
+            or _looks_fake(text[start:percent], _row_rule(_lead_row_ids("%")["azure-sas-signature"])):
         return None
     return start, end
 
