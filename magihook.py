@@ -4171,6 +4171,11 @@ def _named_pass(text: str, low: str, lead: str, pos: int,
         if name == "":
             name = _judge_name(text, stem, name_end, context, memo)
         if name is None:
+            if full and "cret" in low[name_end:m.end()]:
+                # `credits: SecretStr = x`: the type's stem is a name of its own, as the name
+                # pattern alone finds it (it goes on after the name, not the separator).
+                pos = name_end
+                break
             continue
         read += 1
         value = m if full else value_re.match(low, name_end)

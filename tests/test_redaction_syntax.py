@@ -218,6 +218,19 @@ def test_a_short_text_with_a_stem_but_no_name_compiles_no_name_pattern():
     assert out[:3] == ["0", "echo done; export API_TOKEN=<redacted:credential>", "1"]
 
 
+@pytest.mark.parametrize("name", ["credits", "secretary", "token_budget", "conn_pool"])
+def test_a_secretstr_type_after_a_name_that_is_no_credential_is_read_alike_both_ways(monkeypatch, name):
+    # A name judged no credential, then a typed separator holding a stem of its own (SecretStr):
+    # the name pattern alone goes on after the name and finds SecretStr; the pattern of name and
+    # value must too, or a process would redact differently once warm.
+    text = '%s: SecretStr = "%s"' % (name, S)
+    results = []
+    for after in (10 ** 12, 0):
+        monkeypatch.setattr(magihook, "_FULL_AFTER", after)
+        results.append(magihook.redact_credentials(text))
+    assert results == ['%s: SecretStr = "%s"' % (name, MARKER)] * 2
+
+
 def test_a_page_of_output_compiles_only_the_name_leads_whose_stems_it_holds(monkeypatch):
     # Under _PICK_TEXT, a lead whose stem literals ("dsn", "bearer", "pass"...) the text lacks
     # compiles nothing; this page holds only "key".
