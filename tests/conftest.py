@@ -130,6 +130,23 @@ def require_tool(name: str, why: str) -> None:
         pytest.fail("%s is not installed (%s): install it, as .ci/run does" % (name, why))
 
 
+def cpu_ratio(numerator: Any, denominator: Any, rounds: int = 5) -> float:
+    """The smallest of ROUNDS ratios of CPU time, NUMERATOR() over DENOMINATOR(), each round
+    timing both back to back, in alternating order.  A machine whose speed swings (a VM's clock,
+    another job's caches) slows both sides of one round alike, so it cannot fake a regression in
+    every round; a real regression shows in every round, so the smallest still catches it."""
+    sides = (numerator, denominator)
+    ratios = []
+    for index in range(rounds):
+        spent = [0.0, 0.0]
+        for side in (0, 1) if index % 2 == 0 else (1, 0):
+            start = time.process_time()
+            sides[side]()
+            spent[side] = time.process_time() - start
+        ratios.append(spent[0] / max(spent[1], 1e-6))
+    return min(ratios)
+
+
 def bash_event(command: str = "ls -la", call_id: str = "call_1", **extra: Any) -> Dict[str, Any]:
     event = {"tool": {"name": "bash", "call_id": call_id},
              "request": {"command": command, "timeout": 30}}

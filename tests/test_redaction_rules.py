@@ -7,6 +7,7 @@ import sys
 import time
 
 import pytest
+from conftest import cpu_ratio
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -329,10 +330,6 @@ import corpus  # noqa: E402
 MIB = 1024 * 1024
 
 
-def _best_cpu(fn, *args, repeat=5):
-    return min(_cpu(fn, *args) for _ in range(repeat))
-
-
 def _lead_scan(text):
     # What one pass per lead costs at the least: the engine finds the lead, the pattern fails.
     for pattern in _BARE:
@@ -347,7 +344,7 @@ _BARE = [re.compile(re.escape(lead) + "(?!)") for lead in magihook._prefixed_lea
 def test_the_whole_table_costs_little_more_than_scanning_for_its_leads(kind):
     # ~170 rules, yet each lead is still one pass: a few times the cost of finding the leads.
     text = corpus.text(kind, MIB)
-    ratio = _best_cpu(magihook._prefixed_spans, text) / _best_cpu(_lead_scan, text)
+    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text))
     print("%s: %.2f× the lead scan" % (kind, ratio))
     assert ratio <= 4
 
@@ -355,8 +352,8 @@ def test_the_whole_table_costs_little_more_than_scanning_for_its_leads(kind):
 def test_tokens_cost_linear_time():
     small, _ = corpus.with_secrets(corpus.text("mixed", MIB, seed=1))
     large, _ = corpus.with_secrets(corpus.text("mixed", 4 * MIB, seed=4))
-    growth = (_best_cpu(magihook._prefixed_spans, large, repeat=3) / len(large)) / \
-        (_best_cpu(magihook._prefixed_spans, small) / len(small))
+    growth = cpu_ratio(lambda: magihook._prefixed_spans(large), lambda: magihook._prefixed_spans(small),
+                       rounds=3) * len(small) / len(large)
     print("per character, 4 MiB vs 1 MiB: %.2f×" % growth)
     assert growth <= 1.5
 
@@ -375,7 +372,7 @@ ADVERSARIAL = {
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_adversarial_input_costs_a_few_passes(name):
     text = ADVERSARIAL[name]
-    ratio = _best_cpu(magihook._prefixed_spans, text, repeat=2) / _best_cpu(_lead_scan, text, repeat=2)
+    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text), rounds=2)
     print("%s: %.1f× the lead scan" % (name, ratio))
     assert ratio <= 100
 
@@ -384,7 +381,7 @@ def test_a_context_rule_costs_little_where_its_command_is_absent():
     # 1 MiB of openssl's " -passout pass:" is 65,536 matches of mysql's -p rule: with no mysql
     # in the text, each is rejected without reading its line (it cost ~70x the lead scan).
     text = " -passout pass:" * (MIB // 15)
-    ratio = _best_cpu(magihook._prefixed_spans, text, repeat=3) / _best_cpu(_lead_scan, text, repeat=3)
+    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text), rounds=3)
     print("-passout: %.1f× the lead scan" % ratio)
     assert ratio <= 35
     # The command still counts on its own line, and only there.

@@ -7,7 +7,7 @@ import sys
 import time
 
 import pytest
-from conftest import run_cli, write_script, write_settings
+from conftest import cpu_ratio, run_cli, write_script, write_settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -152,16 +152,6 @@ def test_lowered_keeps_positions_and_lowers_only_ascii():
             not c.isascii() for c in text)
 
 
-def _cpu(function, text, repeat=5):
-    best = None
-    for _ in range(repeat):
-        start = time.process_time()
-        function(text)
-        spent = time.process_time() - start
-        best = spent if best is None else min(best, spent)
-    return best
-
-
 def test_non_ascii_text_is_lowered_about_as_fast_as_ascii():
     # CPU time ratio, not a wall clock: one em dash made str.lower() about 7x slower (the named
     # family runs on the lowered copy); lowering only ASCII keeps it within about 2x.
@@ -169,7 +159,7 @@ def test_non_ascii_text_is_lowered_about_as_fast_as_ascii():
     dashed = base.replace("user", "us\u2014r", 1)
     # (str.lower() measures 8-13x here, _lowered about 2x.)  The whole of redact_credentials is not
     # compared: its ratio swings between 0.6x and 2x on a busy machine whichever lowering is used.
-    assert _cpu(magihook._lowered, dashed) < 4 * _cpu(magihook._lowered, base) + 0.002
+    assert cpu_ratio(lambda: magihook._lowered(dashed), lambda: magihook._lowered(base)) < 4
 
 
 def test_repeated_values_stay_linear():
@@ -179,12 +169,8 @@ def test_repeated_values_stay_linear():
     small = "".join(line % ("k%07dZq8rT2wLp" % i) for i in range(4000))
     big = "".join(line % ("k%07dZq8rT2wLp" % i) for i in range(16000))
 
-    def cost(text):
-        start = time.process_time()
-        magihook.redact_credentials(text)
-        return time.process_time() - start
-
-    assert cost(big) < 8 * cost(small) + 0.05
+    assert cpu_ratio(lambda: magihook.redact_credentials(big), lambda: magihook.redact_credentials(small),
+                     rounds=3) < 8
 
 
 def test_a_short_text_compiles_only_the_passes_it_can_match():
@@ -285,21 +271,13 @@ ADVERSARIAL = {
 _BARE_DASH = re.compile(" -(?!)")
 
 
-def _best_cpu(fn, *args):
-    def once():
-        start = time.process_time()
-        fn(*args)
-        return time.process_time() - start
-    return min(once() for _ in range(3))
-
-
 @pytest.mark.parametrize("unit", [" -p x1y2z3w4 ", " -w secretpw ", "mysql -p'"])
 def test_password_flags_without_their_command_cost_little(unit):
     # A CPU-time ratio to the bare scan for " -": 1 MiB of -p / -w flags with no sshpass,
     # docker ... login, ldap* (...) in the text is not searched line by line for the command
     # (that cost 450-650x the scan).
     text = unit * (MIB // len(unit))
-    ratio = _best_cpu(magihook._password_flag_spans, text) / _best_cpu(lambda: list(_BARE_DASH.finditer(text)))
+    ratio = cpu_ratio(lambda: magihook._password_flag_spans(text), lambda: list(_BARE_DASH.finditer(text)), rounds=3)
     print("%r: %.0f× the scan" % (unit, ratio))
     assert ratio <= 200
     assert magihook._password_flag_spans("sshpass -p x1y2z3w4 ssh host\n" + text[:256]) == [(11, 19)]
