@@ -2184,20 +2184,35 @@ def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str]
     or (as a command) a shell with no script, which runs what its stdin says (`x | bash`)."""
     at_command = True
     target = False  # the word after a redirection operator is its file, not a command
+    skip = 0        # the arguments of `timeout` before the command it runs
     for index, (is_operator, text) in enumerate(tokens):
         if is_operator:
             redirect = _is_redirection(text)
             at_command, target = (at_command, True) if redirect else (True, False)
+            skip = skip if redirect else 0
             continue
         if target:
             target = False
             continue
+        if skip:
+            skip -= 1
+            continue
         if at_command and text == ".":
             return "command uses . (source)"
-        if text.rsplit("/", 1)[-1] in _SHELLS:
+        name = text.rsplit("/", 1)[-1]
+        if name in _SHELLS:
             reason = _shell_rejection(_command_arguments(tokens[index + 1:]), at_command)
             if reason is not None:
                 return reason
+        if at_command and name in ("env", "timeout"):
+            arguments = _command_arguments(tokens[index + 1:])
+            if name == "env":
+                reason = _split_string_rejection(arguments)
+                if reason is not None:
+                    return reason
+            else:
+                skip = _timeout_arguments(arguments)
+            continue
         at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit()
                                      or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
     # A shell named inside a quoted or glued word (`env -S'sh -c x'`, `env -Ssh`) too.
@@ -2209,6 +2224,36 @@ def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str]
             if reason is not None:
                 return reason
     return None
+
+
+def _split_string_rejection(arguments: Sequence[str]) -> Optional[str]:
+    """What `env -S STRING` (-SSTRING, --split-string[=]STRING) runs: STRING split into words, a
+    command of its own (`env -Ssh` runs a shell that reads the payload as commands)."""
+    for index, word in enumerate(arguments):
+        if not word.startswith("-") or word == "--":
+            return None
+        split = None
+        if word in ("-S", "--split-string"):
+            split = arguments[index + 1] if index + 1 < len(arguments) else ""
+        elif word.startswith("--split-string="):
+            split = word[len("--split-string="):]
+        elif re.match(r"^-[iv0]*S", word):
+            split = word[word.index("S") + 1:]
+        if split is not None:
+            tokens = _bash_tokens(split)
+            return "command has an unbalanced quote" if tokens is None else _command_rejection(tokens, [], [])
+    return None
+
+
+def _timeout_arguments(arguments: Sequence[str]) -> int:
+    """How many of the words after `timeout` are its own (options, their values, the duration):
+    the word after them is the command it runs, at a command's place."""
+    count = 0
+    while count < len(arguments) and arguments[count].startswith("-") and arguments[count] != "--":
+        count += 2 if arguments[count] in ("-s", "-k", "--signal", "--kill-after") else 1
+    if count < len(arguments) and arguments[count] == "--":
+        count += 1
+    return count + 1     # the duration
 
 
 def _is_redirection(operator: str) -> bool:

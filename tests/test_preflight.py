@@ -116,6 +116,18 @@ def test_glued_env_chdir_really_leaves_the_cwd(tmp_path):
     ("env -S'bash -c ./x.sh'", "command runs a shell on a command string"),
     ("env -S'sh -o posix -c ./x.sh'", "command runs a shell on a command string"),
     ("coproc . ./env.sh", "command uses . (source)"),
+    # timeout's own words (options, their values, the duration) come before the command it runs,
+    # and env -S runs its string as a command line.
+    ("timeout 5 sh", "command runs a shell that reads commands from stdin"),
+    ("timeout -s KILL 5s bash", "command runs a shell that reads commands from stdin"),
+    ("timeout --kill-after=1 -- 5 sh", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | timeout 1m bash -e", "command runs a shell that reads commands from stdin"),
+    ("timeout -k 1 5 sh -c ./x.sh", "command runs a shell on a command string"),
+    ("env -Ssh", "command runs a shell that reads commands from stdin"),
+    ("env -iSbash", "command runs a shell that reads commands from stdin"),
+    ("env --split-string=sh", "command runs a shell that reads commands from stdin"),
+    ("env -S 'bash -o posix'", "command runs a shell that reads commands from stdin"),
+    ("timeout 5 env -S'dash -c x'", "command runs a shell on a command string"),
 ])
 def test_commands_that_reparse_or_change_directory_are_rejected(command, reason):
     assert magihook.preflight_rejection(command, True) == reason
@@ -126,6 +138,8 @@ def test_commands_that_reparse_or_change_directory_are_rejected(command, reason)
     "bash -e ./x.sh", "sh scripts/a.sh arg", "./notify.sh bash", "./a.sh --exec-mode=x",
     "./hook.sh # it's fine", "python3 scripts/audit.py -c config.json", "ls -la ./x",
     "bash ./x.sh -c y", "bash -o posix ./x.sh", "bash ./x 2>&1 | tee log", "bash -x ./a.sh 2>err",
+    "timeout 5 ./x.sh", "timeout -s KILL 5 sh ./x.sh", "timeout 5 bash -e ./x.sh", "env -S './x.sh a'",
+    "env -S 'sh ./x.sh'", "env -i ./x.sh", "./sh-timeout.sh 5 sh",
 ])
 def test_ordinary_commands_still_pass(command):
     assert magihook.preflight_rejection(command, True) is None
