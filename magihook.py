@@ -3679,8 +3679,7 @@ def _named_lead_re(lead: str) -> re.Pattern[str]:
 
 @functools.cache
 def _named_full_re(lead: str) -> re.Pattern[str]:
-    return re.compile(_name_pattern([stem for stem in _NAME_STEMS if stem[0] == lead])
-                      + _value_pattern(), re.X)
+    return re.compile(_named_lead_re(lead).pattern + _value_pattern(), re.X)
 
 
 _FLAG_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "cookie")
