@@ -4215,9 +4215,9 @@ def _named_pass(text: str, low: str, lead: str, pos: int,
         if name == "":
             name = _judge_name(text, stem, name_end, context, memo)
         if name is None:
-            if full and "cret" in low[name_end:m.end()]:
-                # `credits: SecretStr = x`: the type's stem is a name of its own, as the name
-                # pattern alone finds it (it goes on after the name, not the separator).
+            if full and any(literal in low[name_end:m.end()] for literal in _stem_literals()[lead]):
+                # A stem of this lead in the separator (`credits: SecretStr = x`) is a name of
+                # its own, as the name pattern alone finds it: search again from the name's end.
                 pos = name_end
                 break
             continue
