@@ -3,6 +3,7 @@ redacted, every near miss kept byte for byte, the table well-formed, look-alikes
 import os
 import random
 import re
+import subprocess
 import sys
 import time
 
@@ -347,6 +348,19 @@ def test_the_whole_table_costs_little_more_than_scanning_for_its_leads(kind):
     ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text))
     print("%s: %.2f× the lead scan" % (kind, ratio))
     assert ratio <= 4
+
+
+def test_the_floor_bench_measures_every_kind_against_the_budget():
+    # bench/redaction_floor.py reads the module's own passes (leads, stems): it must keep
+    # running as they change, and print a row of figures for every kind and the compile cost.
+    done = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "bench", "redaction_floor.py"),
+                           "--quick"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines() if line.startswith("  ")}
+    for kind in list(corpus.KINDS) + ["mixed"]:
+        assert len(rows[kind]) == 7 and all(float(figure) >= 0 for figure in rows[kind]), rows.get(kind)
+        assert 0 < int(rows[kind][2]) <= 31
+    assert re.search(r"compiling every pattern of a long text, fresh process: [0-9.]+ ms CPU", done.stdout)
 
 
 def test_tokens_cost_linear_time():
