@@ -56,23 +56,19 @@ def row(kind, repeat, size):
     mib = len(text.encode("utf-8")) / MIB
     names, leads, syntax = literals()
     # One engine pass per name lead (its stems share the first character), per vendor lead, and
-    # per syntax literal: as the detection runs them.
-    # A pass whose literal the text lacks is not counted (a one-character test can skip it).
+    # per syntax literal, as the detection runs them; not one whose literal the text lacks.
     heads = [head for head in sorted({n[0] for n in names}) + leads + syntax if head in low or head in text]
     impossible = [re.compile(re.escape(head) + "\x00") for head in heads]
     first = "".join(sorted({head[0] for head in heads}))
     klass = re.compile("[%s]\x00" % re.escape(first))
     one = re.compile("key\x00")
-    figures = {"redact": 0.0, "scans": 0.0, "1 pass": 0.0, "find": 0.0, "class": 0.0, "memchr": 0.0}
     work = {"redact": lambda: magihook.redact_credentials(text),
             "scans": lambda: [p.search(low) for p in impossible],
             "1 pass": lambda: one.search(low),
             "find": lambda: low.find("key\x00"),
             "class": lambda: klass.search(low),
             "memchr": lambda: low.find("\x00")}
-    for name in figures:
-        figures[name] = best(work[name], repeat) * 1000 / mib
-    return len(heads), figures
+    return len(heads), {name: best(fn, repeat) * 1000 / mib for name, fn in work.items()}
 
 
 COMPILE = """import sys, time
