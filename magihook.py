@@ -2455,6 +2455,9 @@ _key_word_re = _lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def _key_words(key: str) -> Tuple[str, ...]:
+    if key.isascii() and key.islower() and key.replace("_", "").isalpha():
+        # path, call_id: what _key_word_re finds, without compiling it (~0.3 ms a process).
+        return tuple(word for word in key.split("_") if word)
     return tuple(w.lower() for w in _key_word_re().findall(key))
 
 

@@ -1,6 +1,7 @@
 """Tests for the credential redaction section of magihook."""
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -309,3 +310,22 @@ def test_sanitize_bounds_after_redaction():
 def test_sanitize_strips_c1_and_bidi_controls():
     out = magihook.sanitize_message("a\x9b31mb\u202ec\u2066d\x7fe")
     assert out == "abcde"
+
+
+@pytest.mark.parametrize("key", ["path", "call_id", "__a__b_", "x", "content", "api_key", "db_pass",
+                                 "token_count", "session_id", "a_b_c_d"])
+def test_a_lower_case_key_is_split_as_the_word_pattern_splits_it(key):
+    # _key_words reads lower-case keys of letters and "_" without the pattern: the same words.
+    assert magihook._key_words(key) == tuple(w.lower() for w in magihook._key_word_re().findall(key))
+    assert key.isascii() and key.islower() and key.replace("_", "").isalpha()
+
+
+def test_is_credential_key_on_a_lower_case_key_compiles_no_pattern():
+    code = ("import magihook as m\n"
+            "assert not m.is_credential_key('path') and m.is_credential_key('api_key')\n"
+            "print(m._key_word_re.cache_info().currsize)\n"
+            "assert m.is_credential_key('apiKey')\n"
+            "print(m._key_word_re.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    assert out[:2] == ["0", "1"]
