@@ -312,6 +312,21 @@ def test_sanitize_strips_c1_and_bidi_controls():
     assert out == "abcde"
 
 
+def test_sanitize_reads_a_plain_message_without_its_escape_pattern_or_table():
+    # A fresh process: most messages are printable ASCII, and each call's first lifecycle
+    # message would otherwise compile the escape pattern and build the control table.
+    code = ("import magihook as m\n"
+            "assert m.sanitize_message('hook timed out after 5 s') == 'hook timed out after 5 s'\n"
+            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n"
+            "assert m.sanitize_message('caf\\u00e9 \\u2014 ok') == 'caf\\u00e9 \\u2014 ok'\n"
+            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n"
+            "assert m.sanitize_message('\\x1b[1mbold\\x1b[0m') == 'bold'\n"
+            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    assert out[:3] == ["0 0", "0 1", "1 1"]
+
+
 @pytest.mark.parametrize("key", ["path", "call_id", "__a__b_", "x", "content", "api_key", "db_pass",
                                  "token_count", "session_id", "a_b_c_d"])
 def test_a_lower_case_key_is_split_as_the_word_pattern_splits_it(key):
