@@ -3238,6 +3238,42 @@ def _lead_needles(lead: str) -> Tuple[Tuple[str, ...], ...]:
     return tuple(_row_needles(lines[number - 1], lead) for number in _lead_rows(lead))
 
 
+# A rule whose only literal is its lead (a Discord bot token's dots, a Facebook token's "|") is
+# picked for a short text only where _accept_prefixed could take a token at the lead: a path's
+# dots compile nothing.  A text with more than _START_CHECKS of the lead picks the rule unread.
+_START_CHECKS: Mapping[str, Callable[[str, int], bool]] = {
+    "discord": lambda text, at: _discord_start(text, at) >= 0,
+    "facebook": lambda text, at: _digits_span(text, at, at, 15) is not None,
+}
+_START_CHECKS_MAX = 16
+
+
+def _row_start_check(line: str) -> Optional[Callable[[str, int], bool]]:
+    """The start check of a row line's context= word (a rule without prefixes only)."""
+    if line.split(_COLUMN_SEPARATOR, 2)[1] != "-":
+        return None
+    options = " " + line[line.rfind(_COLUMN_SEPARATOR) + len(_COLUMN_SEPARATOR):]
+    at = options.find(" context=")
+    return _START_CHECKS.get(options[at + len(" context="):].split(" ", 1)[0]) if at >= 0 else None
+
+
+@functools.cache
+def _lead_start_checks(lead: str) -> Tuple[Optional[Callable[[str, int], bool]], ...]:
+    lines = _token_lines()
+    return tuple(_row_start_check(lines[number - 1]) for number in _lead_rows(lead))
+
+
+def _may_start(text: str, lead: str, check: Callable[[str, int], bool]) -> bool:
+    """Whether CHECK passes at one of the first _START_CHECKS_MAX places of LEAD in TEXT, or
+    TEXT holds LEAD more often than that."""
+    at = text.find(lead)
+    for _ in range(_START_CHECKS_MAX):
+        if at < 0 or check(text, at):
+            return at >= 0
+        at = text.find(lead, at + 1)
+    return at >= 0
+
+
 @functools.lru_cache(maxsize=256)
 def _picked_re(lead: str, picked: Tuple[int, ...]) -> re.Pattern[str]:
     rows = _lead_rows(lead)
@@ -3252,7 +3288,9 @@ def _lead_pattern(text: str, lead: str) -> Optional[re.Pattern[str]]:
     if pattern is not None or len(text) >= _PICK_TEXT or _PICKED_CHARS.get(lead, 0) >= _PICK_BUDGET:
         return pattern or _prefixed_re(lead)
     _PICKED_CHARS[lead] = _PICKED_CHARS.get(lead, 0) + len(text) + _PICK_COST
-    picked = tuple(i for i, needles in enumerate(_lead_needles(lead)) if any(n in text for n in needles))
+    checks = _lead_start_checks(lead)
+    picked = tuple(i for i, (needles, check) in enumerate(zip(_lead_needles(lead), checks))
+                   if any(n in text for n in needles) and (check is None or _may_start(text, lead, check)))
     return _picked_re(lead, picked) if picked else None
 
 

@@ -292,6 +292,36 @@ def test_a_short_text_costs_a_fraction_of_compiling_its_leads(monkeypatch):
     assert short < full / 10
 
 
+def test_a_rule_led_by_its_lead_alone_is_picked_only_where_a_token_can_start(monkeypatch):
+    # A Discord bot token's only literal is its dots, a Facebook token's its "|": a path or a
+    # grep pattern holds them, and compiling those rules is most of what a write or ffgrep call
+    # would pay.  They are picked where _accept_prefixed could take a token at the lead.
+    monkeypatch.setattr(magihook, "_LEAD_RES", {})
+    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
+    magihook._picked_re.cache_clear()
+    for text in ("/home/dev/my_project/src/some-file.name_v2.py", "grep -E 'get_token|refresh' src",
+                 "v1.2.3 -> v1.2.4 (see docs/release.notes.md)"):
+        assert magihook.redact_credentials(text) == text
+    assert magihook._picked_re.cache_info().currsize == 0
+    discord = "NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzAN1KqLaeYoOo7aB8qPJRzOk"
+    facebook = "184387161380233|kZoRM910RHPcM7Dz2ehpqKhU_Kl"
+    for token in (discord, facebook, "992532001915521%7Cg966HNB-EVQZIQWqlsM13NPFuxE"):
+        assert magihook.redact_credentials("a.b|c: %s ok" % token) == "a.b|c: %s ok" % magihook.REDACTION_MARKER
+    # Past _START_CHECKS_MAX places of the lead, the rule is picked unread: the token still goes.
+    dots = "x." * magihook._START_CHECKS_MAX
+    assert magihook.redact_credentials(dots + discord) == dots + magihook.REDACTION_MARKER
+
+
+def test_start_checks_are_read_off_the_rows_as_the_records_say():
+    for lead in magihook._prefixed_leads():
+        checks = magihook._lead_start_checks(lead)
+        for rule, check in zip(magihook._lead_rules(lead), checks):
+            expected = None if rule.prefixes else magihook._START_CHECKS.get(rule.context)
+            assert check is expected, rule.id
+    assert sum(check is not None for lead in magihook._prefixed_leads()
+               for check in magihook._lead_start_checks(lead)) == 3
+
+
 def test_many_short_texts_end_up_on_the_full_regex(monkeypatch):
     # Picking costs a text its length plus _PICK_COST; once a lead has spent _PICK_BUDGET on
     # it, the next text compiles all its rules.
