@@ -39,7 +39,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -128,6 +128,13 @@ def require_tool(name: str, why: str) -> None:
     and tmux, and a test that skipped without them would pass CI having checked nothing."""
     if shutil.which(name) is None:
         pytest.fail("%s is not installed (%s): install it, as .ci/run does" % (name, why))
+
+
+def fresh_python(code: str) -> List[str]:
+    """The lines CODE prints in a fresh interpreter started in the repository (what a first call
+    compiles, builds or imports, which this process did long ago)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=str(ROOT))
+    return done.stdout.split("\n")
 
 
 def cpu_ratio(numerator: Any, denominator: Any, rounds: int = 5) -> float:

@@ -1,7 +1,6 @@
 """Tests for the credential redaction section of magihook."""
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -9,6 +8,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+from conftest import fresh_python  # noqa: E402
+
 import magihook  # noqa: E402
 
 MARKER = "<redacted:credential>"
@@ -322,8 +323,7 @@ def test_sanitize_reads_a_plain_message_without_its_escape_pattern_or_table():
             "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n"
             "assert m.sanitize_message('\\x1b[1mbold\\x1b[0m') == 'bold'\n"
             "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    out = fresh_python(code)
     assert out[:3] == ["0 0", "0 1", "1 1"]
 
 
@@ -341,6 +341,5 @@ def test_is_credential_key_on_a_lower_case_key_compiles_no_pattern():
             "print(m._key_word_re.cache_info().currsize)\n"
             "assert m.is_credential_key('apiKey')\n"
             "print(m._key_word_re.cache_info().currsize)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    out = fresh_python(code)
     assert out[:2] == ["0", "1"]

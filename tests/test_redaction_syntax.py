@@ -7,7 +7,7 @@ import sys
 import time
 
 import pytest
-from conftest import cpu_ratio, run_cli, write_script, write_settings
+from conftest import cpu_ratio, fresh_python, run_cli, write_script, write_settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -175,15 +175,13 @@ def test_repeated_values_stay_linear():
 
 def test_a_short_text_compiles_only_the_passes_it_can_match():
     # A fresh process: the patterns are compiled on first use, 2-3 ms each.
-    import subprocess
     code = ("import magihook as m\n"
             "m.redact_credentials('Run the tests: pytest -q --maxfail=1 (src/app)')\n"
             "print(m._named_lead_re.cache_info().currsize, m._config_set_re.cache_info().currsize,"
             " m._netrc_re.cache_info().currsize)\n"
             "m.redact_credentials('login: DB_PASSWORD=x1y2z3w4v5')\n"
             "print(m._named_lead_re.cache_info().currsize)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    out = fresh_python(code)
     assert out[0] == "0 0 0"
     assert out[1] == "1"          # the "p" lead only (pass)
 
@@ -191,7 +189,6 @@ def test_a_short_text_compiles_only_the_passes_it_can_match():
 def test_a_short_text_with_a_stem_but_no_name_compiles_no_name_pattern():
     # "key", "token", "auth" in a command line or a path with no separator after the name: the
     # lead's pattern (~3-5 ms to compile) cannot match it, so it is not compiled.
-    import subprocess
     code = ("import magihook as m\n"
             "for text in ('ls -la /srv/build && echo key: done', 'grep -rn get_token src/auth/',"
             " 'cat ~/.ssh/known_hosts | grep secretive'):\n"
@@ -199,8 +196,7 @@ def test_a_short_text_with_a_stem_but_no_name_compiles_no_name_pattern():
             "print(m._named_lead_re.cache_info().currsize)\n"
             "print(m.redact_credentials('echo done; export API_TOKEN=x1y2z3w4v5'))\n"
             "print(m._named_lead_re.cache_info().currsize)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(HERE)).stdout.split("\n")
+    out = fresh_python(code)
     assert out[:3] == ["0", "echo done; export API_TOKEN=<redacted:credential>", "1"]
 
 
