@@ -3240,7 +3240,8 @@ def _lead_needles(lead: str) -> Tuple[Tuple[str, ...], ...]:
 
 # A rule whose only literal is its lead (a Discord bot token's dots, a Facebook token's "|") is
 # picked for a short text only where _accept_prefixed could take a token at the lead: a path's
-# dots compile nothing.  A text with more than _START_CHECKS of the lead picks the rule unread.
+# dots compile nothing.  A text with more than _START_CHECKS_MAX of the lead picks the rule
+# unread (the checks stay a few per text).
 _START_CHECKS: Mapping[str, Callable[[str, int], bool]] = {
     "discord": lambda text, at: _discord_start(text, at) >= 0,
     "facebook": lambda text, at: _digits_span(text, at, at, 15) is not None,
@@ -3618,7 +3619,7 @@ def _tail_lookbehinds() -> str:
 def _possessive(run: str, name: str) -> str:
     """RUN (a character set and its bounds) taken whole and never given back.  re reads `+`
     after a repeat from Python 3.11 on; before, a lookahead that captures the run and a
-    backreference that consumes it match the same, ~15-20% slower on a name-dense text."""
+    backreference that consumes it match the same, a little slower."""
     if sys.version_info >= (3, 11):
         return run + "+"
     else:  # a branch, not an early return: a checker on 3.11+ skips it instead of calling it unreachable
