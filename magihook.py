@@ -3227,9 +3227,14 @@ def _row_needles(line: str, lead: str) -> Tuple[str, ...]:
     if prefixes != "-":
         return tuple(prefixes.split(","))
     # pattern= is the first option word that starts so, and takes the rest of the column.
+    return _needles((), lead, _option_text(line, "pattern") or "")
+
+
+def _option_text(line: str, word: str) -> Optional[str]:
+    """What follows WORD= in a row line's options column, to the column's end (None: no WORD=)."""
     options = " " + line[line.rfind(_COLUMN_SEPARATOR) + len(_COLUMN_SEPARATOR):]
-    at = options.find(" pattern=")
-    return _needles((), lead, options[at + len(" pattern="):] if at >= 0 else "")
+    at = options.find(" %s=" % word)
+    return options[at + len(word) + 2:] if at >= 0 else None
 
 
 @functools.cache
@@ -3241,7 +3246,8 @@ def _lead_needles(lead: str) -> Tuple[Tuple[str, ...], ...]:
 # A rule whose only literal is its lead (a Discord bot token's dots, a Facebook token's "|") is
 # picked for a short text only where _accept_prefixed could take a token at the lead: a path's
 # dots compile nothing.  A text with more than _START_CHECKS_MAX of the lead picks the rule
-# unread (the checks stay a few per text).
+# unread (the checks stay a few per text).  A row's check is read only once its needle is in a
+# text: most rows of a lead are never read for it.
 _START_CHECKS: Mapping[str, Callable[[str, int], bool]] = {
     "discord": lambda text, at: _discord_start(text, at) >= 0,
     "facebook": lambda text, at: _digits_span(text, at, at, 15) is not None,
@@ -3249,24 +3255,19 @@ _START_CHECKS: Mapping[str, Callable[[str, int], bool]] = {
 _START_CHECKS_MAX = 16
 
 
-def _row_start_check(line: str) -> Optional[Callable[[str, int], bool]]:
-    """The start check of a row line's context= word (a rule without prefixes only)."""
-    if line.split(_COLUMN_SEPARATOR, 2)[1] != "-":
-        return None
-    options = " " + line[line.rfind(_COLUMN_SEPARATOR) + len(_COLUMN_SEPARATOR):]
-    at = options.find(" context=")
-    return _START_CHECKS.get(options[at + len(" context="):].split(" ", 1)[0]) if at >= 0 else None
-
-
 @functools.cache
-def _lead_start_checks(lead: str) -> Tuple[Optional[Callable[[str, int], bool]], ...]:
-    lines = _token_lines()
-    return tuple(_row_start_check(lines[number - 1]) for number in _lead_rows(lead))
+def _row_start_check(number: int) -> Optional[Callable[[str, int], bool]]:
+    """The start check of row NUMBER's context= word (a rule without prefixes only)."""
+    line = _token_lines()[number - 1]
+    context = _option_text(line, "context") if line.split(_COLUMN_SEPARATOR, 2)[1] == "-" else None
+    return _START_CHECKS.get(context.split(" ", 1)[0]) if context is not None else None
 
 
-def _may_start(text: str, lead: str, check: Callable[[str, int], bool]) -> bool:
-    """Whether CHECK passes at one of the first _START_CHECKS_MAX places of LEAD in TEXT, or
-    TEXT holds LEAD more often than that."""
+def _may_start(text: str, lead: str, check: Optional[Callable[[str, int], bool]]) -> bool:
+    """Whether CHECK (None: none) passes at one of the first _START_CHECKS_MAX places of LEAD in
+    TEXT, or TEXT holds LEAD more often than that."""
+    if check is None:
+        return True
     at = text.find(lead)
     for _ in range(_START_CHECKS_MAX):
         if at < 0 or check(text, at):
@@ -3289,9 +3290,9 @@ def _lead_pattern(text: str, lead: str) -> Optional[re.Pattern[str]]:
     if pattern is not None or len(text) >= _PICK_TEXT or _PICKED_CHARS.get(lead, 0) >= _PICK_BUDGET:
         return pattern or _prefixed_re(lead)
     _PICKED_CHARS[lead] = _PICKED_CHARS.get(lead, 0) + len(text) + _PICK_COST
-    checks = _lead_start_checks(lead)
-    picked = tuple(i for i, (needles, check) in enumerate(zip(_lead_needles(lead), checks))
-                   if any(n in text for n in needles) and (check is None or _may_start(text, lead, check)))
+    rows = _lead_rows(lead)
+    picked = tuple(i for i, needles in enumerate(_lead_needles(lead))
+                   if any(n in text for n in needles) and _may_start(text, lead, _row_start_check(rows[i])))
     return _picked_re(lead, picked) if picked else None
 
 

@@ -315,12 +315,12 @@ def test_a_rule_led_by_its_lead_alone_is_picked_only_where_a_token_can_start(mon
 
 def test_start_checks_are_read_off_the_rows_as_the_records_say():
     for lead in magihook._prefixed_leads():
-        checks = magihook._lead_start_checks(lead)
+        checks = [magihook._row_start_check(number) for number in magihook._lead_rows(lead)]
         for rule, check in zip(magihook._lead_rules(lead), checks):
             expected = None if rule.prefixes else magihook._START_CHECKS.get(rule.context)
             assert check is expected, rule.id
-    assert sum(check is not None for lead in magihook._prefixed_leads()
-               for check in magihook._lead_start_checks(lead)) == 3
+    assert sum(magihook._row_start_check(number) is not None for lead in magihook._prefixed_leads()
+               for number in magihook._lead_rows(lead)) == 3
 
 
 def test_many_short_texts_end_up_on_the_full_regex(monkeypatch):
