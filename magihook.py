@@ -6450,12 +6450,12 @@ class PhaseRun:
 
     def __init__(self, settings: Settings, session: Optional[SessionFile],
                  on_row: Optional[Callable[[Mapping[str, Any]], None]],
-                 owns_process: bool = False) -> None:
+                 owns_process: bool = False, deliver_context: bool = True) -> None:
         self.settings = settings
         self.session = session
         self.on_row = on_row
         self.owns_process = owns_process  # see start_hook
-        self.deliver_context = True  # see _run_phase
+        self.deliver_context = deliver_context  # see _run_phase
         self.events: List[Dict[str, Any]] = []
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
@@ -6558,8 +6558,7 @@ def _run_phase(
     session = SessionFile(session_path) if session_path and hooks else None
     if owns_process and hooks:
         _sweep_once()
-    run = PhaseRun(settings, session, on_row, owns_process)
-    run.deliver_context = deliver_context
+    run = PhaseRun(settings, session, on_row, owns_process, deliver_context)
     try:
         verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
                    else _refuse_untrusted(run, hooks, tool_event))
