@@ -5063,42 +5063,86 @@ def _make_spill_folder() -> Optional[str]:
     As tempfile.mkdtemp makes it, without importing tempfile and shutil (~9 ms a call) unless the
     first place fails.  The name says whose it is, so that once its owner is gone (a SIGKILL runs
     no cleanup) the next magihook can sweep it (sweep_payload_folders)."""
-    tag = _owner_tag(os.getpid())
+    tag = _spill_tag()
     prefix = SPILL_PREFIX + (tag + "-" if tag else "")
     parent = _temporary_directory()
+    folder: Optional[str] = None
     for _ in range(16):
-        folder = os.path.join(parent, prefix + os.urandom(6).hex())
+        candidate = os.path.join(parent, prefix + os.urandom(6).hex())
         try:
-            os.mkdir(folder, 0o700)
-            return folder
+            os.mkdir(candidate, 0o700)
         except FileExistsError:
             continue
         except OSError:
             break
-    import tempfile  # it also tries the other places, and checks that they are writable
+        folder = candidate
+        break
+    if folder is None:
+        import tempfile  # it also tries the other places, and checks that they are writable
 
-    try:
-        return tempfile.mkdtemp(prefix=prefix)
-    except OSError:
+        try:
+            folder = tempfile.mkdtemp(prefix=prefix)
+        except OSError:
+            return None
+    if not _lock_spill_folder(folder):
+        _remove_spill_dir(folder)
         return None
+    return folder
+
+
+# A payload_ref folder's owner holds an flock on this file in it for as long as the folder
+# lives: a sweeper that can take the lock knows the owner is gone, in any PID namespace.
+SPILL_LOCK_NAME = "owner.lock"
+# A folder whose owner cannot be proven gone (no lock file, another host or PID namespace) is
+# left until it is this old: no hook runs that long (timeout_seconds is at most 60).
+SPILL_LEFTOVER_MAX_AGE_SECONDS = 24 * 3600
+# folder -> the descriptor holding its lock (closed when the folder is removed).
+_SPILL_LOCKS: Dict[str, int] = {}
+
+
+def _lock_spill_folder(folder: str) -> bool:
+    """Lock a new payload_ref folder's SPILL_LOCK_NAME for its life; False if it cannot be.  The
+    file is locked under a temporary name and then renamed, so that no sweeper ever sees it
+    unlocked while its owner runs.  Without fcntl (Windows) nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    temporary = os.path.join(folder, SPILL_LOCK_NAME + ".new")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC
+                     | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(temporary, os.path.join(folder, SPILL_LOCK_NAME))
+    except OSError:
+        os.close(fd)
+        return False
+    _SPILL_LOCKS[folder] = fd
+    return True
 
 
 def _remove_spill_dir(folder: str) -> None:
-    """Remove a payload_ref folder with whatever the hook may have put in it."""
-    try:
-        os.unlink(os.path.join(folder, "payload.json"))
-    except OSError:
-        pass
+    """Remove a payload_ref folder with whatever the hook may have put in it; then release its
+    lock (held to the end, so that no sweeper takes it for a folder whose owner is gone)."""
+    for name in ("payload.json", SPILL_LOCK_NAME, SPILL_LOCK_NAME + ".new"):
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
     try:
         os.rmdir(folder)
-        return
     except FileNotFoundError:
-        return
-    except OSError:  # the hook left something in it
         pass
-    import shutil
+    except OSError:  # the hook left something in it
+        import shutil
 
-    shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    fd = _SPILL_LOCKS.pop(folder, None)
+    if fd is not None:
+        os.close(fd)
 
 
 SPILL_PREFIX = "magihook-payload-"
@@ -5115,6 +5159,61 @@ def _owner_tag(pid: int) -> Optional[str]:
     except (OSError, IndexError, UnicodeDecodeError):
         return None
     return "%d.%s" % (pid, start)
+
+
+def _spill_tag() -> Optional[str]:
+    """A payload_ref folder's owner as its name records it: `PID.START.PIDNS.HOST`, the
+    _owner_tag, the inode of this PID namespace (0 when unknown) and the host name, so that a
+    sweeper reads the pid only where that pid means the same process."""
+    own = _owner_tag(os.getpid())
+    return None if own is None else "%s.%d.%s" % (own, _pid_namespace(), _host_name())
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _host_name() -> str:
+    name = os.uname().nodename if hasattr(os, "uname") else ""
+    return re.sub(r"[^A-Za-z0-9.]", "_", name)[:64] or "_"
+
+
+def _spill_owner_gone(path: str, tag: str, age_seconds: float) -> bool:
+    """Whether the owner of the payload_ref folder PATH is proven gone: its lock file is not
+    held (the owner holds it while it runs); without one, its tag names this host and PID
+    namespace and a process that no longer runs.  Otherwise only a folder older than
+    SPILL_LEFTOVER_MAX_AGE_SECONDS goes."""
+    held = _lock_held(os.path.join(path, SPILL_LOCK_NAME))
+    if held is not None:
+        return not held
+    pid, start, namespace, host = (tag.split(".", 3) + ["", "", "", ""])[:4]
+    if namespace == str(_pid_namespace()) != "0" and host == _host_name() and _owner_gone(
+            "%s.%s" % (pid, start)):
+        return True
+    return age_seconds > SPILL_LEFTOVER_MAX_AGE_SECONDS
+
+
+def _lock_held(path: str) -> Optional[bool]:
+    """Whether another process holds the flock on PATH; None when there is no such file (or no
+    fcntl)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases the lock taken
+    return False
 
 
 def _owner_gone(tag: str) -> bool:
@@ -5137,8 +5236,9 @@ def _owner_gone(tag: str) -> bool:
 def sweep_payload_folders() -> int:
     """Remove the payload_ref folders that magihook processes which are gone left behind (a
     SIGKILL runs no cleanup); the number removed.  Only this user's folders in the temporary
-    directory, only those named by _write_spill_file (so their owner is known), only when that
-    owner no longer runs.  One listing of the temporary directory: cheap enough for every start.
+    directory, only those named by _write_spill_file, only when their owner is proven gone or
+    they are old (_spill_owner_gone).  One listing of the temporary directory: cheap enough for
+    every start.
     """
     folder = _temporary_directory()
     try:
@@ -5160,7 +5260,7 @@ def sweep_payload_folders() -> int:
             continue
         if not stat.S_ISDIR(info.st_mode) or (uid is not None and info.st_uid != uid):
             continue
-        if tag and _owner_gone(tag):
+        if _spill_owner_gone(path, tag, time.time() - info.st_mtime):
             _remove_spill_dir(path)
             removed += 1
     return removed
