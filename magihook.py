@@ -405,7 +405,7 @@ FAILURE_CATEGORIES = (
 
 LIFECYCLE_KEYS = (
     "phase", "label", "target_tool", "status", "policy", "category", "target_ran",
-    "tool_call_id", "activity_id", "hook_index", "elapsed_ms", "message",
+    "tool_call_id", "activity_id", "hook_index", "elapsed_ms", "message", "settings_file",
 )
 INJECTION_AUDIT_KEYS = (
     "schema_version", "phase", "label", "target_tool", "status", "item_count", "byte_count",
@@ -6084,6 +6084,9 @@ def lifecycle_payload(
         "hook_index": hook.index,
         "elapsed_ms": outcome.elapsed_ms if outcome is not None else None,
         "message": sanitize_message(failure.message) if failure is not None and failure.message else None,
+        # Which settings file the hook came from, as found (never an absolute path): replay
+        # names it when a session holds hooks of more than one file.
+        "settings_file": hook.source,
     }
 
 
@@ -6523,6 +6526,8 @@ def replay_session(lines: Iterator[bytes], shown: InjectedContentDisplay) -> Rep
         if kind == "hook_lifecycle":
             calls[(payload["label"], payload["target_tool"]) + hook] = payload["tool_call_id"]
             entries.append(lifecycle_row(payload))
+            if isinstance(payload.get("settings_file"), str):
+                entries[-1]["settings_file"] = _terminal_text(payload["settings_file"])
         elif kind == "hook_context_injection":
             call = calls.get((payload["label"], payload["target_tool"]) + hook)
             entry: Dict[str, Any] = {"audit": payload, "call": call, "contents": []}
@@ -6530,12 +6535,26 @@ def replay_session(lines: Iterator[bytes], shown: InjectedContentDisplay) -> Rep
             entries.append(entry)
         elif kind == "provider_context_item" and (payload["tool_call_id"],) + hook in audits:
             audits[(payload["tool_call_id"],) + hook]["contents"].append(payload["content"])
+    _name_settings_files(entries)
     for entry in entries:
         if "audit" in entry:
             replay.rows += injection_rows(entry["audit"], entry["contents"], shown, entry["call"])
         else:
             replay.rows.append(entry)
     return replay
+
+
+def _name_settings_files(entries: Sequence[Dict[str, Any]]) -> None:
+    """Where a session's hooks came from more than one settings file (home and project), each
+    lifecycle row names its file (`settings_file`, and at the end of its text)."""
+    rows = [entry for entry in entries if "audit" not in entry]
+    if len({row.get("settings_file") for row in rows} - {None, ""}) < 2:
+        for row in rows:  # one file: the rows are exactly the rows `run` printed
+            row.pop("settings_file", None)
+        return
+    for row in rows:
+        if row.get("settings_file"):
+            row["text"] += DISPLAY_SEPARATOR + "from " + row["settings_file"]
 
 
 def _replay_record(line: bytes) -> Optional[Tuple[str, Mapping[str, Any]]]:

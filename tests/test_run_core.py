@@ -28,7 +28,8 @@ from conftest import (
 import magihook
 
 LIFECYCLE_KEYS = ["phase", "label", "target_tool", "status", "policy", "category", "target_ran",
-                  "tool_call_id", "activity_id", "hook_index", "elapsed_ms", "message"]
+                  "tool_call_id", "activity_id", "hook_index", "elapsed_ms", "message",
+                  "settings_file"]
 
 
 def hook(command, **fields):

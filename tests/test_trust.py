@@ -193,6 +193,11 @@ def test_config_explain_and_doctor_name_the_file_of_each_hook(home, project, tmp
         "settings: %s (found by ./.magi-code/settings.json): project, its hooks before_tool[1]"
         % (project / ".magi-code" / "settings.json")]
     assert marks(log) == []
+    session = tmp_path / "session.jsonl"
+    run_at(project, bash_event("ls"), "before_tool", "--session", str(session))
+    replayed = run_cli("replay", str(session), cwd=project).stdout
+    assert "mark-home · bash · success · from ~/.magi-code/settings.json" in replayed
+    assert "mark-proj · bash · success · from ./.magi-code/settings.json" in replayed
 
 
 def test_the_python_api_loads_both_layers(home, project, tmp_path):
