@@ -9,6 +9,7 @@ isolated_env), every lock a real flock held by a real process.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -437,20 +438,23 @@ def sweep(env) -> int:
     return int(done.stdout)
 
 
-def hold_folder(env):
+@contextlib.contextmanager
+def held_folder(env):
+    """A payload_ref folder made by a live process (another interpreter), which holds its lock
+    until the block ends and then is SIGKILLed."""
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(MAGIHOOK.parent)], env=env,
                               stdout=subprocess.PIPE, text=True)
-    return holder, Path(holder.stdout.readline().strip())
-
-
-def test_the_sweep_leaves_a_live_owner_s_folder_and_removes_it_once_the_owner_is_gone(tmpdir_env):
-    holder, folder = hold_folder(tmpdir_env)
     try:
-        assert (sweep(tmpdir_env), folder.is_dir()) == (0, True)
+        yield Path(holder.stdout.readline().strip())
     finally:
         holder.kill()
         holder.wait()
         holder.stdout.close()
+
+
+def test_the_sweep_leaves_a_live_owner_s_folder_and_removes_it_once_the_owner_is_gone(tmpdir_env):
+    with held_folder(tmpdir_env) as folder:
+        assert (sweep(tmpdir_env), folder.is_dir()) == (0, True)
     assert (sweep(tmpdir_env), folder.exists()) == (1, False)
 
 
@@ -458,15 +462,11 @@ def test_the_sweep_leaves_a_folder_whose_owner_it_cannot_see_while_the_owner_hol
         tmpdir_env):
     # The owner runs in another PID namespace: the pid its folder's name records means nothing
     # here (no such process).  Its lock, held by a live process, keeps the folder.
-    holder, made = hold_folder(tmpdir_env)
-    try:
+    with held_folder(tmpdir_env) as made:
+        # A pid above Linux's largest (2**22): no process here has it.
         other = made.with_name("magihook-payload-%d.1-abcdef" % (2 ** 22 + 7))
         made.rename(other)
         assert (sweep(tmpdir_env), other.is_dir()) == (0, True)
-    finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()
     assert (sweep(tmpdir_env), other.exists()) == (1, False)
 
 
