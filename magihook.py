@@ -8668,14 +8668,16 @@ usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
        magihook --version"""
 
 SETTINGS_ORDER_HELP = """\
-settings, first found wins: --config PATH; $MAGIHOOK_CONFIG; the nearest
+settings: --config PATH, else $MAGIHOOK_CONFIG, is the one file.  Otherwise both apply, the
+  home file's hooks first: ~/.magi-code/settings.json or .toml, and the nearest
   .magi-code/settings.json or .toml in the agent's cwd (context.cwd) or a folder above it,
-  below the home folder (a project file: it runs only once `magihook trust` recorded it);
-  ~/.magi-code/settings.json or .toml.  None found: hooks are inert."""
+  below the home folder (a project file: it runs only once `magihook trust` recorded it, and
+  never weakens a home hook).  None found: hooks are inert."""
 
 ENVIRONMENT_HELP = {
     "MAGIHOOK_CONFIG": "the settings file, when --config is not given (needs no trust)",
-    "HOME": "where ~/.magi-code/ (the home settings and the trust record) is",
+    "HOME": "where ~/.magi-code/ (the home settings and the trust record) is; unset or "
+            "relative: no home file, no trust record",
     "MAGIHOOK_DEBUG": "1: an internal error prints its traceback",
     "TMPDIR": "where payload_ref folders are made",
     "NO_COLOR": "set: no colour on a terminal",
