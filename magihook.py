@@ -1235,9 +1235,9 @@ class Settings:
     # Why a discovered project file may not run its hooks (not trusted, or changed since), or
     # None: the file was named by the user, or trusted as it is.
     untrusted: Optional[str] = None
-    # Layered settings (load_settings): each file in force as its own Settings, home first, and
-    # the warnings every call gives (a project file ignored as another user's).  The fields
-    # above are the layers combined (see combine_layers).
+    # Layered settings (load_settings): when two files apply, each as its own Settings, home
+    # first, the fields above being the two combined (combine_layers); and the warnings every
+    # call gives (a project file ignored as another user's).
     layers: Tuple[Settings, ...] = ()
     notices: Tuple[str, ...] = ()
 
@@ -1263,6 +1263,13 @@ def home_folder(env: Mapping[str, str]) -> Optional[str]:
     home = env.get("HOME") or ""
     if not os.path.isabs(home):
         return None
+    return _real_home(home)
+
+
+@functools.lru_cache(maxsize=8)
+def _real_home(home: str) -> str:
+    # Once a process (every call asks, up to three times): a home folder is not moved under a
+    # running agent, and realpath is an lstat a path component.
     return os.path.realpath(home)
 
 
@@ -1832,11 +1839,14 @@ def combine_layers(layers: Sequence[Settings], notices: Tuple[str, ...] = ()) ->
     keeps its own file's inherited values and tools.bash.absolute_paths.  The display settings
     (show_in_tui, injected_content's show_in_*) are on when either file turns them on, the style
     is the first file's; the global inherited values shown are the first file's.  path,
-    found_by and untrusted are the nearest file's (the project's when there is one)."""
+    found_by and untrusted are the nearest file's (the project's when there is one).  One file
+    is its own Settings, with `layers` () as settings_from_document makes it."""
     if not layers:
         return Settings(notices=notices)
+    if len(layers) == 1 and not notices:
+        return layers[0]  # its `layers` stays (): settings_files reads that as itself
     if len(layers) == 1:
-        return replace_fields(layers[0], layers=tuple(layers), notices=notices)
+        return replace_fields(layers[0], notices=notices)
     first, nearest = layers[0], layers[-1]
     on = [layer for layer in layers if layer.enabled] or list(layers)
     phase_hooks: Dict[str, Any] = {

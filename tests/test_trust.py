@@ -263,7 +263,7 @@ def test_without_an_absolute_home_there_is_no_home_file_and_no_walk(tmp_path, ho
     assert (result.json["verdict"], marks(log)) == ("block", [])
     result = run_at(below, bash_event("ls"), env=env)
     assert (result.json["verdict"], result.json["warnings"], marks(log)) == ("continue", [], [])
-    assert magihook.load_settings(cwd=str(below), env=env).layers == ()
+    assert magihook.load_settings(cwd=str(below), env=env) == magihook.Settings()
     trusting = run_cli("trust", str(project), env=env)
     assert (trusting.returncode, above.exists()) == (2, True)
     assert "HOME is unset or not an absolute path" in trusting.stderr
