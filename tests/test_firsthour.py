@@ -349,7 +349,7 @@ def test_doctor_reports_the_search_and_an_untrusted_project_file(project, isolat
         "  search: home: no settings.json or settings.toml in %s" % (isolated_env / ".magi-code"),
         "  search: project: %s, the nearest at or above the cwd %s" % (path, project)]
     assert findings(result) == [
-        "settings: this project file is not trusted: no hook runs and before_tool calls it "
+        "settings: this project file is not trusted: none of its hooks runs and before_tool calls it "
         "hooks are blocked; review it, then run `magihook trust`"]
 
 
