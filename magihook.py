@@ -7312,17 +7312,15 @@ def agent_settings_snippet(agent: str, config: Optional[str] = None,
 
 def magihook_command() -> str:
     """This magihook as an agent must start it, shell-quoted: the console script it runs as, else
-    this interpreter and this file.  Never a bare `magihook`: an agent's PATH may lack the venv
-    it is installed in, and a command not found (exit 127) fails open in Claude Code."""
+    launch_argv() (this interpreter importing this file).  Never a bare `magihook`: an agent's
+    PATH may lack the venv it is installed in, and a command not found (exit 127) fails open in
+    Claude Code."""
     import shlex
 
-    script = sys.argv[0] if sys.argv else ""
-    if (os.path.basename(script) == "magihook" and os.path.isfile(script)
-            and os.access(script, os.X_OK)):
-        return shlex.quote(os.path.abspath(script))
-    if not sys.executable:
-        raise MagihookError("cannot tell which Python runs magihook (sys.executable is empty)")
-    return "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.abspath(__file__)))
+    script = console_script()
+    if script is not None:
+        return shlex.quote(script)
+    return " ".join(shlex.quote(part) for part in launch_argv())
 
 
 # -- Dialect hooks: the seams the pipeline calls --------------------------------------------------
@@ -8988,6 +8986,10 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
             raise UsageError("--print-settings takes no --session")
         out.text(json.dumps(agent_settings_snippet(
             agent, print_settings_config(options.get("--config")), magihook_command()), indent=2))
+        if console_script() is None and not write_launch_bytecode():
+            out.error("magihook: warning: cannot cache magihook.py's bytecode (its folder must "
+                      "hold a writable __pycache__ and its name be a module name), so every call "
+                      "compiles the whole file: see \"Copying magihook.py\" in docs/usage.md")
         return 0
     document = decode_event(read_event_input(sys.stdin, out.owns_stdio))
     mapped = adapt_event(agent, document)
@@ -9370,6 +9372,63 @@ def _signal_number(name: str) -> int:
     import _signal
 
     return int(getattr(_signal, name, _signal.SIGTERM))
+
+
+# What `python -I -c` runs to start magihook from its folder: importing the module reads its cached
+# bytecode, where running the file as a script (`python3 magihook.py`) compiles all of it on every
+# call.  -I keeps the working folder (an agent's project) and PYTHON* variables from choosing the
+# code that runs, as a script's own folder does for `python3 magihook.py`.
+_LAUNCH_STUB = "import sys; sys.path.insert(0, %s); from %s import console_main; console_main()"
+
+
+def console_script() -> Optional[str]:
+    """The absolute path of the `magihook` console script this process runs as, else None."""
+    script = sys.argv[0] if sys.argv else ""
+    if (os.path.basename(script) == "magihook" and os.path.isfile(script)
+            and os.access(script, os.X_OK)):
+        return os.path.abspath(script)
+    return None
+
+
+def launch_argv() -> List[str]:
+    """The command that starts this magihook from cached bytecode, whether it was installed or
+    copied: this interpreter importing this file's module from this file's folder.  A file whose
+    name is no module name can only be run as a script (compiled on each call)."""
+    if not sys.executable:
+        raise MagihookError("cannot tell which Python runs magihook (sys.executable is empty)")
+    path = os.path.abspath(__file__)
+    module = _launch_module(path)
+    if module is None:
+        return [sys.executable, path]
+    # JSON's string syntax is a Python string literal, in double quotes: the shell's single quotes
+    # around the stub need no escaping.
+    return [sys.executable, "-I", "-c", _LAUNCH_STUB % (json.dumps(os.path.dirname(path)), module)]
+
+
+def _launch_module(path: str) -> Optional[str]:
+    """The module name launch_argv() imports PATH by, or None when its name is none."""
+    module, extension = os.path.splitext(os.path.basename(path))
+    return module if extension == ".py" and module.isidentifier() else None
+
+
+def write_launch_bytecode() -> bool:
+    """Compile this file into the cache launch_argv()'s import reads (`python -I` ignores
+    PYTHONPYCACHEPREFIX: the `__pycache__` folder beside it).  False when there is none to write
+    or it cannot be written: every call then compiles the file, which works, only slower."""
+    import py_compile
+
+    path = os.path.abspath(__file__)
+    module = _launch_module(path)
+    tag = sys.implementation.cache_tag
+    if module is None or tag is None:
+        return False
+    cache = os.path.join(os.path.dirname(path), "__pycache__", "%s.%s.pyc" % (module, tag))
+    try:
+        py_compile.compile(path, cfile=cache, doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    except (OSError, py_compile.PyCompileError):
+        return False
+    return True
 
 
 def console_main() -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """magihook's speed, measured: prints a table of figure, baseline, ratio and target.
 
-    python3 bench/run.py [--quick] [--only inert,hook,stream,flood,message,scan] [--module PATH]
+    python3 bench/run.py [--quick] [--only inert,launch,hook,stream,flood,message,scan] [--module PATH]
 
 Every process figure is a ratio against a baseline measured in this same process, interleaved
 with the candidate (baseline and candidate alternate run by run, in alternating order), under an
@@ -220,8 +220,6 @@ def bench_inert(box: Sandbox, repeat: int) -> List[Row]:
         "console script, no settings": box.magihook(*run),
         "console script, hooks disabled": box.magihook(*run, "--config", disabled),
         "console script, no matching hook": box.magihook(*run, "--config", unmatched),
-        "python -m magihook, no settings": [sys.executable, "-m", "magihook", *run],
-        "python magihook.py (not cached), no settings": [sys.executable, box.module, *run],
     }
     light = {  # python -S: no site, i.e. a machine whose site-packages import nothing
         "baseline -S": [sys.executable, "-S", "-c", JSON_BASELINE],
@@ -234,19 +232,61 @@ def bench_inert(box: Sandbox, repeat: int) -> List[Row]:
     runs.update((name, box.timer(argv, event)) for name, argv in candidates.items())
     runs.update((name, box.timer(argv, event)) for name, argv in light.items())
     samples = interleaved(runs, repeat)
-    rows = []
-    for name in candidates:
-        item = "1 inert: " + name
-        if "not cached" in name:
-            rows.append(info_row(item, samples[name], samples["baseline"],
-                                 "compiles %d KB of source each run" % (
-                                     os.path.getsize(box.module) // 1000)))
-        else:
-            rows.append(ratio_row(item, samples[name], samples["baseline"], 1.10))
+    rows = [ratio_row("1 inert: " + name, samples[name], samples["baseline"], 1.10)
+            for name in candidates]
     rows.append(info_row("1 inert: console script, python -S (light site)",
                          samples["console script, python -S"], samples["baseline -S"],
                          "baseline is python -S too"))
     return rows
+
+
+def bench_printed(box: Sandbox, repeat: int) -> List[Row]:
+    """The hook command `adapt claude-code --print-settings` writes, printed by each way of
+    having magihook (the console script, `python -m magihook` with the module on the path, a
+    copied magihook.py in a folder of its own, no cache yet), run as the agent runs it on an
+    inert call (a settings file whose one hook matches no Bash call), against the baseline; and
+    the copy run as a script, the command printed before (compiled on every call)."""
+    vendor = os.path.join(box.root, "vendor")
+    os.mkdir(vendor)
+    copy = os.path.join(vendor, "magihook.py")
+    shutil.copyfile(box.module, copy)
+    config = box.settings("inert.json", {"enabled": True, "before_tool": [
+        {"command": "true", "include_tools": ["read"]}]})
+    event = json.dumps({"session_id": "s", "transcript_path": os.devnull, "cwd": box.project,
+                        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                        "tool_input": {"command": "ls -la"}}).encode()
+    printers = {"console script": [box.launcher],
+                "python -m magihook": [sys.executable, "-m", "magihook"],
+                "copied magihook.py": [sys.executable, copy]}
+    commands = {name: printed_command(box, argv, config) for name, argv in printers.items()}
+    commands["copied magihook.py run as a script"] = [sys.executable, copy, "adapt", "claude-code",
+                                                      "--config", config]
+    for argv in commands.values():
+        done = box.run(argv, event)
+        assert (done.stdout, done.stderr) == (b"", b""), (argv, done)
+    runs = {"baseline": box.timer([sys.executable, "-c", JSON_BASELINE], event)}
+    runs.update((name, box.timer(argv, event)) for name, argv in commands.items())
+    samples = interleaved(runs, repeat)
+    rows = [ratio_row("1 inert Claude Code call, as --print-settings of the %s wires it" % name,
+                      samples[name], samples["baseline"], 1.15, "printed: `%s`" % (
+                          "magihook" if argv[1:2] != ["-I"] else "python -I -c <import stub>"))
+            for name, argv in commands.items() if name in printers]
+    rows.append(info_row("1 inert Claude Code call: copied magihook.py run as a script",
+                         samples["copied magihook.py run as a script"], samples["baseline"],
+                         "compiles %d KB of source each run; printed before" % (
+                             os.path.getsize(copy) // 1000)))
+    return rows
+
+
+def printed_command(box: Sandbox, argv: Sequence[str], config: str) -> List[str]:
+    """The PreToolUse command `ARGV adapt claude-code --print-settings` prints, as argv."""
+    import shlex
+
+    done = box.run([*argv, "adapt", "claude-code", "--print-settings", "--config", config], b"")
+    if done.stderr:
+        raise SystemExit("bench: --print-settings warned: %s" % done.stderr.decode(errors="replace"))
+    snippet = json.loads(done.stdout)
+    return shlex.split(snippet["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
 
 
 def extra_imports(box: Sandbox) -> List[str]:
@@ -637,7 +677,7 @@ def print_table(rows: Sequence[Row]) -> None:
             row.item, row.figure, row.baseline, ratio, row.target, met, row.note))
 
 
-SECTIONS = ("inert", "hook", "stream", "flood", "message", "scan")
+SECTIONS = ("inert", "launch", "hook", "stream", "flood", "message", "scan")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -661,6 +701,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if "inert" in only:
             rows += bench_inert(box, repeat)
             notes += extra_imports(box)
+        if "launch" in only:
+            rows += bench_printed(box, repeat)
         if "hook" in only:
             rows += bench_hook(box, repeat)
         if "stream" in only:

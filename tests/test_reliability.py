@@ -14,7 +14,17 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MAGIHOOK, PROMPT, SPILLED, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import (
+    MAGIHOOK,
+    MAGIHOOK_ARGV,
+    PROMPT,
+    SPILLED,
+    after_event,
+    bash_event,
+    run_cli,
+    write_script,
+    write_settings,
+)
 
 import magihook
 
@@ -103,7 +113,7 @@ def start_blocked(project, env, tag):
     (project / "event.json").write_text(json.dumps(bash_event(SPILLED)))
     with open(project / "event.json", "rb") as stdin:
         process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config",
              str(config)], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=project, env=env)
     deadline = time.monotonic() + PROMPT
