@@ -416,6 +416,11 @@ class PayloadTooLarge(MagihookError):
     """Even with the bodies summarized, the envelope (its context strings) passes 1 MiB."""
 
 
+class HookNotStarted(MagihookError):
+    """A hook that is not started: preflight rejected its command, or its program is not found.
+    The message is its `runner` failure's."""
+
+
 # Outside the family: FrozenInstanceError is the caller's bug (as dataclasses' is); the two
 # ValueErrors never leave the parser that raises them, which reports a SettingsError or a hook's
 # bad output instead.
@@ -602,9 +607,22 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                     "default": "hook",
                 },
                 "command": {
-                    "description": "Shell command run after the safety preflight.",
+                    "description": (
+                        "Shell command run with /bin/bash -lc after the safety preflight. A hook "
+                        "gives command or args, not both."
+                    ),
                     "type": "string",
                     "minLength": 1,
+                },
+                "args": {
+                    "description": (
+                        "[PROGRAM, ARG...]: PROGRAM (an absolute path, or a name without '/' "
+                        "found on PATH) run directly with these arguments: no shell, no login "
+                        "profile, no preflight. A hook gives command or args, not both."
+                    ),
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
                 },
                 # Here settings_schema() puts hook_setting_properties(INHERITED_SETTINGS).
                 "include_tools": {
@@ -636,8 +654,8 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                     "default": "magihook",
                 },
             },
-            "required": ["command"],
             "additionalProperties": False,
+            "allOf": [{"$ref": "#/$defs/command_or_args"}],
             # Rule (c), explicit half: "type": "object" keeps the rule off non-objects (the
             # type error reports those).
             "if": {
@@ -666,6 +684,22 @@ _SCHEMA_FRAME: Dict[str, Any] = {
         # that fail on a hook object say "type": "object": best_match ranks an error from a
         # schema whose "type" matches the instance below one from a schema without "type",
         # and the hook's own errors (e.g. a missing command) should win, as found first.
+        "command_or_args": {
+            "description": "Applies the rules that a hook gives exactly one of command and args.",
+            "if": {"type": "object", "required": ["command"]},
+            "then": {"$ref": "#/$defs/rule_not_command_and_args"},
+            "else": {"$ref": "#/$defs/rule_command_or_args"},
+        },
+        "rule_not_command_and_args": {
+            "type": "object",
+            "description": "Rule: a hook gives command or args, not both.",
+            "not": {"required": ["args"]},
+        },
+        "rule_command_or_args": {
+            "type": "object",
+            "description": "Rule: a hook gives command (a shell command) or args (a program).",
+            "required": ["args"],
+        },
         "rule_after_phase_no_block": {
             "description": "Rule: an after-phase hook cannot block; the tool already ran.",
             "not": {"const": "block"},
@@ -761,6 +795,8 @@ SETTINGS_SCHEMA = settings_schema(INHERITED_SETTINGS)
 
 # Each custom rule's $defs name -> the keyword that fails when the rule is broken.
 _RULE_KEYWORDS = {
+    "rule_not_command_and_args": "not",
+    "rule_command_or_args": "required",
     "rule_after_phase_no_block": "not",
     "rule_inherited_block": "required",
     "rule_dialect_payload_set": "not",
@@ -805,6 +841,11 @@ def _describe(keyword: str, json_path: str, fragment: Any, instance: Any) -> Sch
     object holding the keyword, instance the value it failed on.
     """
     rule = _rule_name(keyword, fragment)
+    if rule == "rule_not_command_and_args":
+        return json_path, "gives both command and args: give one (args runs a program with no shell)"
+    if rule == "rule_command_or_args":
+        return json_path, ("missing command or args: give a shell command, or args: [PROGRAM, "
+                           "ARG...]")
     if rule == "rule_after_phase_no_block":
         return json_path, "'block' is only allowed for before_tool hooks"
     if rule == "rule_inherited_block":
@@ -834,6 +875,8 @@ def _describe(keyword: str, json_path: str, fragment: Any, instance: Any) -> Sch
         if fragment["minLength"] == 1:
             return json_path, "must not be empty"
         return json_path, "must be at least %d characters long" % fragment["minLength"]
+    if keyword == "minItems":
+        return json_path, "must not be empty"  # args, the one array with a minimum, needs PROGRAM
     if keyword == "required":
         missing = [key for key in fragment["required"] if key not in instance]
         # jsonschema yields one error per missing key, the first one first; same here.
@@ -1057,6 +1100,11 @@ def _check_min_length(value: Any, instance: Any, schema: Dict[str, Any], path: T
         yield path, "minLength", schema, instance
 
 
+def _check_min_items(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
+    if isinstance(instance, list) and len(instance) < value:
+        yield path, "minItems", schema, instance
+
+
 def _check_properties(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if isinstance(instance, dict):
         for key, subschema in value.items():
@@ -1121,6 +1169,7 @@ _KEYWORD_CHECKS = {
     "minimum": _check_minimum,
     "maximum": _check_maximum,
     "minLength": _check_min_length,
+    "minItems": _check_min_items,
     "properties": _check_properties,
     "additionalProperties": _check_additional_properties,
     "required": _check_required,
@@ -1143,7 +1192,8 @@ class HookDefinition:
     phase: str
     index: int
     label: str
-    command: str
+    command: str  # "" for a hook that gives args
+    args: Tuple[str, ...]  # () for a hook that gives command
     # The INHERITED_SETTINGS rows, by hand for the type checker; a test pins them to the table.
     payload: str
     failure_policy: str
@@ -1585,7 +1635,7 @@ def settings_from_document(
     engine: str = "builtin",
 ) -> Settings:
     """Validate a settings document and build the frozen Settings (defaults and inheritance)."""
-    error = schema_error(document, engine)
+    error = schema_error(document, engine) or program_problem(document)
     if error is not None:
         raise SettingsError("%s: %s: %s" % (path or "settings", error[0], error[1]))
     hooks = document.get("hooks") or {}
@@ -1617,6 +1667,28 @@ def settings_from_document(
     )
 
 
+def program_problem(document: Mapping[str, Any]) -> Optional[SchemaProblem]:
+    """The first hook whose args PROGRAM can name no program the same way from every folder (a
+    schema-valid document): it must be an absolute path or a name looked up on PATH.  A relative
+    path would name another file, or none, in each folder an agent calls from."""
+    hooks = document.get("hooks") or {}
+    for phase in PHASES:
+        for index, raw in enumerate(hooks.get(phase) or ()):
+            if "args" not in raw:
+                continue
+            names = _PROJECT_DIR_VARIABLES.get(raw.get("dialect", MAGIHOOK_DIALECT), ())
+            program = dialect_arg(raw["args"][0], names, "/project")
+            where = json_path(["hooks", phase, index, "args"])
+            if any("\x00" in arg for arg in raw["args"]):
+                return where, "an argument holds a NUL character, which no program can be given"
+            if not program:
+                return where + "[0]", "must not be empty (the program to run)"
+            if "/" in program and not os.path.isabs(program):
+                return where + "[0]", ("must be an absolute path or a name found on PATH, not "
+                                       "a relative path")
+    return None
+
+
 def _hook_definition(
     phase: str, index: int, raw: Mapping[str, Any], globals_: Mapping[str, Any]
 ) -> HookDefinition:
@@ -1624,7 +1696,8 @@ def _hook_definition(
         phase=phase,
         index=index,
         label=raw.get("label") or "hook",
-        command=raw["command"],
+        command=raw.get("command", ""),
+        args=tuple(raw.get("args", ())),
         include_tools=tuple(canonical_tool_name(name) for name in raw.get("include_tools", ())),
         exclude_tools=tuple(canonical_tool_name(name) for name in raw.get("exclude_tools", ())),
         dialect=raw.get("dialect", "magihook"),
@@ -1710,7 +1783,11 @@ def settings_document(
 
 
 def _hook_document(hook: HookDefinition, inherited: Sequence[InheritedSetting]) -> Dict[str, Any]:
-    document: Dict[str, Any] = {"label": hook.label, "command": hook.command}
+    document: Dict[str, Any] = {"label": hook.label}
+    if hook.args:
+        document["args"] = list(hook.args)
+    else:
+        document["command"] = hook.command
     document.update(_inherited_document(hook, inherited))
     document["include_tools"] = list(hook.include_tools)
     document["exclude_tools"] = list(hook.exclude_tools)
@@ -5051,9 +5128,10 @@ class HookProcess:
                     pass
 
 
-def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, *,
+def start_hook(argv: Sequence[str], cwd: str, env: Optional[Mapping[str, str]] = None, *,
                owns_process: bool = False) -> HookProcess:
-    """Start `/bin/bash -lc command` in a new session (its own process group) on three pipes.
+    """Start ARGV (hook_argv(): `/bin/bash -lc command`, or a program's absolute path and its
+    args) in a new session (its own process group) on three pipes.
 
     `owns_process`: the caller is magihook's own CLI, which runs no other thread and has made the
     descriptors it inherited private (_make_fds_private).  Then nothing can change our cwd or
@@ -5070,7 +5148,6 @@ def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, 
             read_end, write_end = os.pipe()
             ours.append(write_end if not child else read_end)
             child.append(read_end if not child else write_end)
-        argv = HOOK_SHELL + (command,)
         pid = _posix_spawn_hook(argv, cwd, env, child) if owns_process else None
         popen = None
         if pid is None:
@@ -5093,7 +5170,7 @@ def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, 
 _DEFAULT_IN_HOOK = ("SIGPIPE", "SIGXFSZ")
 
 
-def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str, str]],
+def _posix_spawn_hook(argv: Sequence[str], cwd: str, env: Optional[Mapping[str, str]],
                       child: Sequence[int]) -> Optional[int]:
     """posix_spawn the hook (vfork-fast, and `subprocess` need not be imported): its pid, or
     None where only subprocess can do what the hook needs.
@@ -5645,7 +5722,9 @@ def end_hook(process: HookProcess) -> None:
         process.close_pipes()
 
 
-def _spawn_failure(exc: BaseException, cwd: str) -> str:
+def _spawn_failure(exc: BaseException, cwd: str, started: str) -> str:
+    """The runner message for a hook that could not start; STARTED says what it started: the
+    `shell`, or the `program` of an args hook."""
     if isinstance(exc, OSError) and exc.filename == cwd:
         if isinstance(exc, NotADirectoryError):
             return "hook could not start: working directory is not a directory"
@@ -5653,8 +5732,31 @@ def _spawn_failure(exc: BaseException, cwd: str) -> str:
             return "hook could not start: working directory does not exist"
         return "hook could not start: working directory unusable (%s)" % _errno_name(exc)
     if isinstance(exc, OSError):
-        return "hook could not start: shell unavailable (%s)" % _errno_name(exc)
+        return "hook could not start: %s unavailable (%s)" % (started, _errno_name(exc))
     return "hook could not start"
+
+
+def hook_argv(hook: HookDefinition, event: ToolEvent, env: Optional[Mapping[str, str]],
+              absolute_paths: bool) -> Tuple[str, ...]:
+    """What to execute for HOOK: `/bin/bash -lc command` once preflight accepts the command, or
+    the args with PROGRAM made absolute (looked up on the hook's PATH when a bare name), as the
+    agent's own exec form does.  Raises HookNotStarted with the runner message otherwise."""
+    if not hook.args:
+        command = dialect_command(hook, event)
+        rejection = preflight_rejection(command, absolute_paths)
+        if rejection is not None:
+            raise HookNotStarted("command rejected by preflight: " + rejection)
+        return HOOK_SHELL + (command,)
+    args = dialect_args(hook, event)
+    if os.path.isabs(args[0]):
+        return args
+    path = (os.environ if env is None else env).get("PATH", os.defpath)
+    for folder in path.split(os.pathsep):
+        # Only absolute entries: an empty or relative one would look in the agent's cwd.
+        candidate = os.path.join(folder, args[0])
+        if os.path.isabs(folder) and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return (candidate,) + args[1:]
+    raise HookNotStarted("hook could not start: program not found on PATH")
 
 
 def _elapsed_ms(started: float) -> int:
@@ -6328,7 +6430,9 @@ def _explain_hook(settings: Settings, hook: HookDefinition, event: ToolEvent) ->
     entry["filters_ignored"] = hook.phase in MESSAGE_PHASES and bool(
         hook.include_tools or hook.exclude_tools)
     entry["failure_policy"] = hook.failure_policy
-    entry["preflight"] = preflight_rejection(hook.command, settings.absolute_paths)
+    entry["runs"] = "program" if hook.args else "shell"
+    entry["preflight"] = None if hook.args else preflight_rejection(hook.command,
+                                                                    settings.absolute_paths)
     if entry["preflight"] is None:
         entry["payload"] = preview_payload(hook, event)
     return entry
@@ -6388,7 +6492,8 @@ def _explain_hook_lines(phase: str, hook: Mapping[str, Any]) -> List[str]:
                      "policy %s, and no process would start" % (hook["preflight"],
                                                                 hook["failure_policy"]))
         return lines
-    lines.append("  preflight: passes")
+    lines.append("  preflight: none: args run a program with no shell" if hook["runs"] == "program"
+                 else "  preflight: passes")
     payload = hook["payload"]
     if payload["status"] == "referenced":
         lines.append("  stdin: would be referenced: the %d bytes of %s request/result would go "
@@ -6661,11 +6766,11 @@ def _record_interrupted(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
 def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
     """Preflight, payload, process: every way a hook can fail ends as a HookOutcome."""
     started = time.monotonic()
-    command = dialect_command(hook, event)
-    rejection = preflight_rejection(command, run.settings.absolute_paths)
-    if rejection is not None:
-        return HookOutcome(CATEGORY_RUNNER, "command rejected by preflight: " + rejection,
-                           elapsed_ms=_elapsed_ms(started))
+    env = dialect_env(hook, event)
+    try:
+        argv = hook_argv(hook, event, env, run.settings.absolute_paths)
+    except HookNotStarted as exc:
+        return HookOutcome(CATEGORY_RUNNER, str(exc), elapsed_ms=_elapsed_ms(started))
     cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
     process: Optional[HookProcess] = None
@@ -6691,11 +6796,10 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
             gate.checkpoint()
         with SignalsHeld():
             try:
-                process = start_hook(command, cwd, dialect_env(hook, event),
-                                     owns_process=run.owns_process)
+                process = start_hook(argv, cwd, env, owns_process=run.owns_process)
             except (OSError, ValueError) as exc:
-                return HookOutcome(CATEGORY_RUNNER, _spawn_failure(exc, cwd),
-                                   elapsed_ms=_elapsed_ms(started))
+                return HookOutcome(CATEGORY_RUNNER, _spawn_failure(
+                    exc, cwd, "program" if hook.args else "shell"), elapsed_ms=_elapsed_ms(started))
         # The timeout (and elapsed_ms) measure the hook from its spawn: preparing its payload is
         # magihook's own work, bounded by the input caps, and must not eat the hook's time.
         return communicate(process, prepared.stdin, time.monotonic(), hook.timeout_seconds,
@@ -7332,6 +7436,19 @@ def dialect_command(hook: HookDefinition, event: ToolEvent) -> str:
     return expand_variables(hook.command, names, event.context["cwd"]) if names else hook.command
 
 
+def dialect_args(hook: HookDefinition, event: ToolEvent) -> Tuple[str, ...]:
+    """The args as the agent would run them (Claude Code's exec form): each `${NAME}` of its
+    project-folder variables replaced by the folder, as plain text (no shell parses args)."""
+    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    return tuple(dialect_arg(arg, names, event.context["cwd"]) for arg in hook.args)
+
+
+def dialect_arg(arg: str, names: Sequence[str], value: str) -> str:
+    for name in names:
+        arg = arg.replace("${%s}" % name, value)
+    return arg
+
+
 def expand_variables(command: str, names: Sequence[str], value: str) -> str:
     """`$NAME` / `${NAME}` of `names` replaced by `value`, as bash would expand them.
 
@@ -7743,15 +7860,21 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
         report.append("%s: missing command; not carried over" % json_path(path + ["command"]))
         return None
     timeout = _import_timeout(phase, handler.get("timeout"), path + ["timeout"], report)
-    command = _import_command(label, command, path + ["command"], report, options)
-    if command is None:
+    runs: Optional[Dict[str, Any]]
+    if "args" in handler:  # Claude Code's exec form: command is the program, args its arguments
+        runs = _import_args(command, handler["args"], path, report, options)
+    else:
+        imported = _import_command(label, command, path + ["command"], report, options)
+        runs = None if imported is None else {"command": imported}
+    if runs is None:
         return None
-    hook: Dict[str, Any] = {"label": label, "command": command, "dialect": "claude-code",
-                            "payload": "full", "failure_policy": "warn", "timeout_seconds": timeout}
+    hook: Dict[str, Any] = dict({"label": label}, **runs)
+    hook.update({"dialect": "claude-code", "payload": "full", "failure_policy": "warn",
+                 "timeout_seconds": timeout})
     if phase != "before_tool":
         hook["provider_context_injection"] = True
     for key in handler:
-        if key not in ("type", "command", "timeout"):
+        if key not in ("type", "command", "args", "timeout"):
             reason = _IMPORT_DROPPED_KEYS.get(key)
             report.append("%s: not carried over%s" % (json_path(path + [key]),
                                                        "; " + reason if reason else ""))
@@ -7778,6 +7901,32 @@ def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]
         report.append("%s: none, so %d s (Claude Code waits %d s); a guard stopped by it lets "
                       "the call through" % (json_path(path), most, _CLAUDE_HOOK_TIMEOUT_SECONDS))
     return seconds
+
+
+def _import_args(program: str, args: Any, path: List[Any], report: List[str],
+                 options: ImportOptions) -> Optional[Dict[str, Any]]:
+    """An exec-form handler as magihook `args`: [program, *args], with ${CLAUDE_PLUGIN_ROOT}
+    put in as plain text as Claude Code does (${CLAUDE_PROJECT_DIR} stays: the claude-code
+    dialect puts it in at each call); None if not carried over."""
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        report.append("%s: expected an array of strings; not carried over" % json_path(path + ["args"]))
+        return None
+    argv = [program] + args
+    for index, arg in enumerate(argv):
+        if "${CLAUDE_PLUGIN_ROOT}" not in arg:
+            continue
+        if options.plugin_root is None:
+            report.append("%s: uses ${CLAUDE_PLUGIN_ROOT}; not carried over (pass --plugin-root "
+                          "DIR, the plugin's folder)" % json_path(
+                              path + (["command"] if index == 0 else ["args", index - 1])))
+            return None
+        argv[index] = arg.replace("${CLAUDE_PLUGIN_ROOT}", os.path.abspath(options.plugin_root))
+    problem = program_problem({"hooks": {"before_tool": [{"args": argv, "dialect": "claude-code"}]}})
+    if problem is not None:
+        report.append("%s: not an absolute path or a name found on PATH; not carried over"
+                      % json_path(path + ["command"]))
+        return None
+    return {"args": argv}
 
 
 def _import_command(label: str, command: str, path: List[Any], report: List[str],
@@ -7864,8 +8013,11 @@ LOGIN_PROBE_TIMEOUT_SECONDS = 10
 
 
 def command_rejection(hook: HookDefinition, absolute_paths: bool) -> Optional[str]:
-    """Why preflight rejects this hook's command on every call, or None.  A dialect hook's
-    project-folder variables are expanded first, as the runner does (to an absolute folder)."""
+    """Why preflight rejects this hook's command on every call, or None (an args hook has no
+    preflight).  A dialect hook's project-folder variables are expanded first, as the runner
+    does (to an absolute folder)."""
+    if hook.args:
+        return None
     names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
     command = expand_variables(hook.command, names, "/project") if names else hook.command
     return preflight_rejection(command, absolute_paths)
@@ -7974,6 +8126,23 @@ def script_notes(hook: HookDefinition, cwd: str, login: LoginShell, report: Doct
         _script_file_notes(subject, words[1], cwd, login, report, executable=False)
 
 
+def program_notes(hook: HookDefinition, cwd: str, login: LoginShell, report: DoctorReport) -> None:
+    """An args hook's program missing or not executable, or not on this PATH (no login shell
+    sets one for it: it gets the agent's), and the script an interpreter it runs is given."""
+    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    args = [dialect_arg(arg, names, cwd) for arg in hook.args]
+    subject, program = hook_subject(hook), args[0]
+    if os.path.isabs(program):
+        _script_file_notes(subject, program, cwd, login, report, executable=True)
+    elif _which(program, os.environ.get("PATH", os.defpath)) is None:
+        report.findings.append("%s: runs %s, which is not on your PATH (an args hook gets the "
+                               "agent's PATH, with no login shell)" % (subject, program))
+        return
+    interpreter = os.path.basename(program).rstrip("0123456789.") in SCRIPT_INTERPRETERS
+    if interpreter and len(args) > 1 and not args[1].startswith("-"):
+        _script_file_notes(subject, args[1], cwd, login, report, executable=False)
+
+
 def _script_file_notes(subject: str, script: str, cwd: str, login: LoginShell,
                        report: DoctorReport, executable: bool) -> None:
     path = os.path.join(cwd, script)
@@ -8032,7 +8201,9 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
                         % (login.profile_output, ", ".join(readers)))
     for hook in hooks:
         rejection = command_rejection(hook, settings.absolute_paths)
-        if rejection is not None:
+        if hook.args:
+            program_notes(hook, cwd, login, report)
+        elif rejection is not None:
             findings.append("%s: is rejected by preflight on every call (%s)"
                             % (hook_subject(hook), rejection))
         else:
