@@ -13,7 +13,7 @@ Which file tests which section of magihook.py (its docstring lists the 18):
      9. Credential redaction                   test_redaction, test_redaction_rules,
                                                test_redaction_syntax
     10. Payload                                test_payload, test_run_core (payload)
-    11. Process runner                         test_runner
+    11. Process runner                         test_runner, test_args (hooks that give args)
     12. Injection                              test_injection
     13. Records and sessions                   test_sessions, test_records
     14. Display                                test_display
