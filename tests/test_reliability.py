@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from conftest import (
-    MAGIHOOK,
     MAGIHOOK_ARGV,
     PROMPT,
     SPILLED,
@@ -230,13 +229,13 @@ MEASURE = r"""
 import json, resource, subprocess, sys
 phase, config, event = sys.argv[1:4]
 with open(event, "rb") as stdin:
-    done = subprocess.run([sys.executable, MAGIHOOK, "run", "--phase", phase, "--config", config],
+    done = subprocess.run(MAGIHOOK_ARGV + ["run", "--phase", phase, "--config", config],
                           stdin=stdin, capture_output=True)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"code": done.returncode, "stdout": done.stdout.decode(),
                   "stderr": done.stderr.decode(), "cpu": usage.ru_utime + usage.ru_stime,
                   "peak_mib": usage.ru_maxrss / 1024}))
-""".replace("MAGIHOOK", repr(str(MAGIHOOK)))
+""".replace("MAGIHOOK_ARGV", repr(MAGIHOOK_ARGV))
 
 
 def measured_run(project, env, phase, hooks, body):
