@@ -8191,10 +8191,12 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
     if hooks and not settings.enabled:
         findings.append("settings: hooks.enabled is not true, so none of its %s runs"
                         % _plural(len(hooks), "hook"))
-    if login.failure is not None and hooks:
+    shell_hooks = [hook for hook in hooks if not hook.args]  # an args hook starts no bash
+    if login.failure is not None and shell_hooks:
         findings.append("bash: `/bin/bash -lc` could not be run here (%s), so no hook can run"
                         % login.failure)
-    readers = [hook_subject(hook) for hook in hooks if hook.injects or hook.dialect != MAGIHOOK_DIALECT]
+    readers = [hook_subject(hook) for hook in shell_hooks
+               if hook.injects or hook.dialect != MAGIHOOK_DIALECT]
     if login.profile_output and readers:
         findings.append("bash: the login profile writes %d bytes to stdout, in front of the JSON "
                         "of %s; make the profile quiet when it is not interactive"

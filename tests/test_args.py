@@ -258,3 +258,20 @@ def test_import_claude_code_carries_the_exec_form_over_as_args(project, tmp_path
     settings = project / "imported.json"
     settings.write_text(plugin.stdout)
     assert run_cli("validate", "--config", str(settings), cwd=project).returncode == 0
+
+
+def test_doctor_does_not_blame_the_login_profile_for_an_args_hook(project, isolated_env):
+    # The profile greets on stdout, which would spoil an injecting command hook's JSON: an args
+    # hook starts no bash, so it is not named, and a noisy profile with only args hooks is fine.
+    (isolated_env / ".bash_profile").write_text("echo welcome back\n")
+    config = write_settings(project, {"enabled": True, "after_tool": [
+        {"label": "mem", "args": ["/bin/true"], "provider_context_injection": True}]})
+    quiet = run_cli("doctor", "--config", str(config), cwd=project)
+    assert (quiet.returncode, [line for line in quiet.stdout.splitlines() if line.startswith("finding:")]) == (0, [])
+    config = write_settings(project, {"enabled": True, "after_tool": [
+        {"label": "mem", "args": ["/bin/true"], "provider_context_injection": True},
+        {"label": "mem2", "command": "true", "provider_context_injection": True}]}, name="both.json")
+    both = run_cli("doctor", "--config", str(config), cwd=project)
+    assert [line for line in both.stdout.splitlines() if line.startswith("finding:")] == [
+        "finding: bash: the login profile writes 13 bytes to stdout, in front of the JSON of hook mem2 "
+        "(after_tool #1); make the profile quiet when it is not interactive"]
