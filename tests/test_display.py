@@ -12,7 +12,16 @@ import time
 import uuid
 
 import pytest
-from conftest import MAGIHOOK, after_event, bash_event, require_tool, run_cli, write_script, write_settings
+from conftest import (
+    MAGIHOOK,
+    MAGIHOOK_ARGV,
+    after_event,
+    bash_event,
+    require_tool,
+    run_cli,
+    write_script,
+    write_settings,
+)
 
 import magihook
 
@@ -190,7 +199,7 @@ def run_with_terminal_stderr(project, env_extra):
     master, slave = os.openpty()
     try:
         process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config",
              str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave,
             cwd=project, env=dict(os.environ, **env_extra))
         os.close(slave)

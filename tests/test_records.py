@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import MAGIHOOK, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import MAGIHOOK, MAGIHOOK_ARGV, after_event, bash_event, run_cli, write_script, write_settings
 
 import magihook
 
@@ -124,7 +124,7 @@ def run_concurrently(project, config, session, count):
     processes = []
     for index in range(count):
         process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "after_tool", "--config",
              str(config), "--session", str(session)], cwd=project, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         processes.append((index, process))
