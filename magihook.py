@@ -8605,8 +8605,9 @@ exit codes: 0 converted; 2 bad file or usage
 doctor: what would make a hook fail or fail open
 usage: doctor [--config PATH]
 text: Prints the settings in force and the search that found them, then one finding a line for what
-  would make a hook fail or fail open: preflight, a missing or non-executable script, tools the
-  login shell's PATH lacks, a guard on a redacted payload, filters that never match, a stdout cap
+  would make a hook fail or fail open: preflight, a missing or non-executable script, a script
+  named by a relative path (it breaks from a subfolder), tools the login shell's PATH lacks, a
+  guard on a redacted payload or under warn or ignore, filters that never match, a stdout cap
   below the context limit, a login profile that prints, an untrusted project file.  Runs /bin/bash
   -lc once to see the hooks' PATH; no hook.
 option: --config PATH
