@@ -8044,9 +8044,10 @@ def relative_script_note(subject: str, script: str, cwd: str) -> str:
             % (subject, script, cwd, shlex.quote(os.path.normpath(os.path.join(cwd, script)))))
 
 
-# Words in a before_tool hook's label or script name that say it is meant to stop calls.
-GUARD_WORDS = re.compile(r"guard|block|deny|protect|forbid|prevent|reject|veto|danger|firewall",
-                         re.IGNORECASE)
+# Words in a before_tool hook's label or script name that say it is meant to stop calls (and a
+# leading "no-": `no-force-push`).
+GUARD_WORDS = re.compile(r"guard|block|deny|protect|forbid|prevent|reject|veto|danger|firewall|"
+                         r"secret|validat|policy|allowlist|^no[-_]", re.IGNORECASE)
 
 
 def weak_guard_note(hook: HookDefinition) -> Optional[str]:

@@ -191,14 +191,17 @@ def test_doctor_finds_a_hook_that_works_from_the_project_root_only(project, comm
 
 @pytest.mark.parametrize("hook, word", [
     ({"label": "guard", "failure_policy": "warn"}, "guard"),
-    ({"label": "secrets", "command": "/opt/hooks/deny-secrets.sh", "failure_policy": "ignore"},
+    ({"label": "scan", "command": "/opt/hooks/deny-writes.sh", "failure_policy": "ignore"},
      "deny"),
     ({"label": "Protect-Main", "failure_policy": "warn"}, "protect"),
+    ({"label": "no-force-push", "failure_policy": "warn"}, "no-"),
+    ({"command": "/opt/hooks/check-secrets.sh", "failure_policy": "warn"}, "secret"),
 ])
 def test_doctor_finds_a_guard_that_cannot_block(project, hook, word):
     command = hook.get("command", "/bin/true")
     code, found = doctor_findings(project, {"before_tool": [dict(hook, command=command)]})
-    subject = "hook %s (before_tool #0)" % hook["label"]
+    subject = ("hook %s (before_tool #0)" % hook["label"] if "label" in hook
+               else "before_tool hook #0")
     assert (code, found[-1]) == (3, (
         "%s: looks like a guard (%r) but its failure_policy is %s: its non-zero exit never blocks "
         "a call, and when it crashes, times out or is not found the call goes on; set "
