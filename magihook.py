@@ -10193,22 +10193,27 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
     return agent_answer(agent, result, event_name)
 
 
-def print_settings_config(config: Optional[str]) -> str:
-    """The absolute path of the settings file `--print-settings` names: `--config`, else the one
-    discovery finds here.  It must exist: a missing file would fail every call.  A discovered
-    project file must be trusted: the snippet's --config would otherwise run it untrusted."""
+def print_settings_config(config: Optional[str]) -> Optional[str]:
+    """The absolute path of the settings file `--print-settings` pins with --config: the one
+    named (`--config`, `$MAGIHOOK_CONFIG`), which must exist, as a missing file would fail every
+    call.  Without one, nothing is pinned, so that each call layers the home file and the
+    project file found from the agent's cwd (a pinned project file would leave the home hooks
+    out); some file must be found here, and a project file must be trusted, or every guarded
+    call would be blocked."""
     path, found_by = discover_settings(config, os.environ, os.getcwd())
     if path is None:
         raise UsageError("no settings file found here; pass --config PATH (magihook init makes one)")
     if not os.path.isfile(path):
         raise UsageError("%s: settings file not found" % path)
     assert found_by is not None  # discover_settings says how it found every path it gives
-    if found_by not in ("--config", "$MAGIHOOK_CONFIG") and not found_by.startswith("~/"):
+    if found_by in ("--config", "$MAGIHOOK_CONFIG"):
+        return os.path.abspath(path)
+    if not found_by.startswith("~/"):
         problem = trust_problem(path, os.environ)
         if problem is not None:
             raise UsageError("%s %s: review it and run `magihook trust`, or name it with --config"
                              % (found_by, problem))
-    return os.path.abspath(path)
+    return None
 
 
 IMPORT_SCRIPTS_DIR = os.path.join(".magi-code", "imported-hooks")
