@@ -3366,7 +3366,7 @@ def _value_pattern() -> str:
     # references and code like get_password(), os.environ["X"] or, after a
     # spaced "=", self.token.
     return r"""
-        (?=(?P<cs>(?P<close>\\?["']\]?)?
+        (?=(?P<after_name>(?P<close>\\?["']\]?)?
                   (?P<sep>(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
                           &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
                           [ \t]{0,4}=(?!=)[ \t]{0,4}
@@ -3375,15 +3375,15 @@ def _value_pattern() -> str:
                                    (?=["'`](?:[^"'`\s]{0,256}[0-9]|[^"'`\s]{16}))
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
-                                  |\r?\n[ \t]{0,16}value:[ \t]{1,4}))))(?P=cs)
+                                  |\r?\n[ \t]{0,16}value:[ \t]{1,4}))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
-        (?="(?P<dq>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
-          |'(?P<sq>[^'\r\n]{0,4096})'
-          |`(?P<bq>[^`\r\n]{0,4096})`
-          |\\"(?P<eq>[^"\\\r\n]{0,4096})\\"
+        (?="(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
+          |'(?P<single_quoted>[^'\r\n]{0,4096})'
+          |`(?P<backquoted>[^`\r\n]{0,4096})`
+          |\\"(?P<escaped_quoted>[^"\\\r\n]{0,4096})\\"
           |(?P<scheme>(?:%s)[ \t]{1,4})?
-           (?P<uv>%s)
+           (?P<unquoted>%s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
     """ % (_SPACED_CODE_VALUE, _SCHEME_WORDS, _UNQUOTED_VALUE)
 
@@ -3430,13 +3430,13 @@ def _named_leads_in(low: str) -> Sequence[str]:
     return [lead for lead in held if lead in found]
 
 
-# Each lead has two patterns.  The name alone (~1 ms to compile), after which _value_re reads
-# the value: what a process pays first, one value pattern for every lead.  And the name with its
-# value (~4 ms), which rejects a name with no secret after it (`token = self.refresh()`) without
-# a return to Python, ~0.5 us a name sooner: a lead switches to it once _FULL_AFTER of its names
-# went to _value_re in this process, so a process spends at most about the compiling on them.
-_FULL_AFTER = 8192
-_NAMES_READ: Dict[str, int] = {}
+# Each lead has two patterns.  The name alone, after which _value_re reads the value (one value
+# pattern for every lead: a few times quicker to compile).  And the name with its value, which
+# rejects a name with no secret after it (`token = self.refresh()`) without a return to Python:
+# a text of _FULL_TEXT characters or more runs it, as the names such a text holds repay its
+# compiling (bench/README.md, "Name patterns"); a shorter one runs the name alone.  Both find the
+# same spans.
+_FULL_TEXT = 1048576
 
 
 @functools.cache
@@ -3458,7 +3458,7 @@ def _flag_re() -> re.Pattern[str]:
     return re.compile(r"""
         -(?<![^\s]-)-?(?P<flag>[a-z0-9_.-]{0,40}(?:%s)[a-z0-9_.-]{0,40})
         [ \t]{1,4}
-        (?:"(?P<dq>[^"\\\r\n]{1,4096})"|'(?P<sq>[^'\r\n]{1,4096})'|(?P<uv>%s))
+        (?:"(?P<double_quoted>[^"\\\r\n]{1,4096})"|'(?P<single_quoted>[^'\r\n]{1,4096})'|(?P<unquoted>%s))
     """ % ("|".join(_FLAG_WORDS), _UNQUOTED_VALUE), re.X)
 
 
@@ -3495,7 +3495,7 @@ def _is_placeholder(value: str) -> bool:
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
-def _is_code_reference(value: str, spaced_equals: bool, colon: bool, memo: _NameMemo) -> bool:
+def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
     """Unquoted values that read as code: password = get_password()."""
     if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
         return True         # plain identifiers, checked before the pattern as they are cheaper
@@ -3506,7 +3506,7 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool, memo: _Name
         return True
     if m.end() != len(value):
         return False
-    if memo.verdict(value):
+    if _is_credential_name(value):
         return True
     # `name = word` with spaces around "=" is an assignment in code; real
     # secrets are rarely digit-free identifiers.
@@ -3520,43 +3520,16 @@ def _looks_random(value: str) -> bool:
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
-class _NameMemo:
-    """Judgements for one text, where the same names recur line after line: is_credential_key by
-    name or value (`verdicts`), and whole name judgements by their context (`names`).  Each is
-    emptied when it reaches _MEMO_SIZE entries: a text of ever new names gains nothing from a
-    memo and must not grow it without bound."""
-
-    __slots__ = ("verdicts", "names", "last_words")
-
-    def __init__(self) -> None:
-        self.verdicts: Dict[str, bool] = {}
-        self.names: Dict[str, Optional[str]] = {}
-        self.last_words: Dict[str, str] = {}
-
-    def last_word(self, name: str) -> str:
-        """The last of the words of NAME (Authorization, Set-Cookie), memoized like verdicts."""
-        word = self.last_words.get(name)
-        if word is None:
-            if len(self.last_words) >= _MEMO_SIZE:
-                self.last_words.clear()
-            word = self.last_words[name] = _key_words(name)[-1]
-        return word
-
-    def verdict(self, key: str) -> bool:
-        verdict = self.verdicts.get(key)
-        if verdict is None:
-            if len(self.verdicts) >= _MEMO_SIZE:
-                self.verdicts.clear()
-            verdict = self.verdicts[key] = is_credential_key(key)
-        return verdict
-
-    def judged(self, context: str, name: Optional[str]) -> None:
-        if len(self.names) >= _MEMO_SIZE:
-            self.names.clear()
-        self.names[context] = name
+@functools.lru_cache(maxsize=4096)
+def _is_credential_name(name: str) -> bool:
+    """is_credential_key(NAME), remembered: names recur line after line."""
+    return is_credential_key(name)
 
 
-_MEMO_SIZE = 4096
+@functools.lru_cache(maxsize=4096)
+def _last_word(name: str) -> str:
+    """The last of the words of NAME (Authorization, Set-Cookie)."""
+    return _key_words(name)[-1]
 
 
 def _name_start(text: str, stem: int) -> int:
@@ -3566,51 +3539,65 @@ def _name_start(text: str, stem: int) -> int:
 
 
 # A name is judged from its head (the up to 64 name characters before the stem), the character
-# before the head and the name itself.  When the head starts within the _CONTEXT characters
+# before the head and the name itself.  When the head starts within the _NAME_CONTEXT characters
 # before the stem, those characters and the name from the stem on decide the judgement, so it is
-# memoized by them: one short slice and one lookup for a name that recurs with the same
-# context, as names do line after line, instead of a walk back over the head and a verdict.
-_CONTEXT = 16
+# remembered by them (_name_in_context): one short slice and one lookup for a name that recurs
+# with the same context, as names do line after line, instead of a walk back over the head and
+# a verdict.
+_NAME_CONTEXT = 16
+_UNDECIDED = ""     # what _name_in_context answers when its context does not decide (a name is never empty)
 
 
-def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMemo) -> Optional[str]:
-    """The whole name around the stem at STEM when it names a credential, else None; memoized
-    by CONTEXT (text[stem - _CONTEXT:name_end], "" near the start) when that decides it."""
-    full_start = _name_start(text, stem)
-    name = None
-    if full_start == 0 or text[full_start - 1] not in "{/":      # not ${TOKEN:-x}, not a path
-        name = text[full_start:name_end].lstrip("-.")
-        if not memo.verdict(name):
-            name = None
-    if context and full_start > stem - _CONTEXT:
-        memo.judged(context, name)
-    return name
+def _credential_name(text: str, stem: int, name_end: int) -> Optional[str]:
+    """The whole name around the stem at STEM, which ends at NAME_END, when it names a
+    credential, else None."""
+    if stem >= _NAME_CONTEXT:
+        name = _name_in_context(text[stem - _NAME_CONTEXT:name_end])
+        if name != _UNDECIDED:
+            return name
+    return _judged_name(text, _name_start(text, stem), name_end)
 
 
-def _value_span(text: str, m: re.Match[str], name: str, stem: int,
-                memo: _NameMemo) -> Optional[Tuple[int, int]]:
+@functools.lru_cache(maxsize=4096)
+def _name_in_context(context: str) -> Optional[str]:
+    """The credential name (None: none) that CONTEXT, the _NAME_CONTEXT characters before a stem
+    and the name from the stem on, decides; _UNDECIDED when the head may start before it."""
+    start = _name_start(context, _NAME_CONTEXT)
+    return _judged_name(context, start, len(context)) if start > 0 else _UNDECIDED
+
+
+def _judged_name(text: str, start: int, name_end: int) -> Optional[str]:
+    """TEXT[START:NAME_END], a name's head and rest, when it names a credential, else None."""
+    if start == 0 or text[start - 1] not in "{/":      # not ${TOKEN:-x}, not a path
+        name = text[start:name_end].lstrip("-.")
+        if _is_credential_name(name):
+            return name
+    return None
+
+
+def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[Tuple[int, int]]:
     """Span of the value to redact for one _value_re match M after NAME, which names a
     credential and whose stem starts at STEM, or None."""
-    for group in ("dq", "sq", "bq", "eq", "uv", "open"):
+    for group in ("double_quoted", "single_quoted", "backquoted", "escaped_quoted", "unquoted", "open"):
         start = m.start(group)
         if start >= 0:
             break
     end = m.end(group)
     value = text[start:end]
-    if group != "uv":
+    if group != "unquoted":
         scheme = _scheme_re().match(text, start, end)
         if scheme is not None:                # "Bearer x": the scheme word stays
             start = scheme.end()
             value = text[start:end]
     if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, value):
         return None
-    if group == "uv":
+    if group == "unquoted":
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
         spaced_equals = sep.strip() == "=" and sep != "="
-        last = memo.last_word(name)
+        last = _last_word(name)
         if m.start("scheme") < 0:
-            if _is_code_reference(value, spaced_equals, ":" in sep, memo):
+            if _is_code_reference(value, spaced_equals, ":" in sep):
                 return None
             token = _scheme_token(text, value, end) if last == "authorization" else None
             if token is not None:
@@ -3689,14 +3676,14 @@ def _line_end(text: str, start: int) -> int:
     return end
 
 
-def _spaced_span(text: str, m: re.Match[str], memo: _NameMemo) -> Optional[Tuple[int, int]]:
+def _spaced_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     if "bearer" in m.re.groupindex:
         start, end = m.span("bearer")
         value = text[start:end]
         return (start, end) if _looks_random(value) and not _is_placeholder(value) else None
-    if not memo.verdict(text[m.start("flag"):m.end("flag")]):    # flags recur: --password, -p
+    if not _is_credential_name(text[m.start("flag"):m.end("flag")]):    # flags recur: --password, -p
         return None
-    for group in ("dq", "sq", "uv"):
+    for group in ("double_quoted", "single_quoted", "unquoted"):
         if m.start(group) >= 0:
             start, end = m.span(group)
             value = text[start:end]
@@ -3956,85 +3943,107 @@ def _lowered(text: str) -> str:
 _LOWER_CHUNK = 16384
 
 
-def _named_pass(text: str, low: str, lead: str, pos: int,
-                memo: _NameMemo) -> Tuple[int, List[Tuple[int, int]]]:
-    """Spans found from POS on, and where to search again (-1: done).  A
-    match ends after its separator (the value is a lookahead), so a rejected
-    match does not hide a name in its value; an accepted value is skipped,
-    which keeps the pass linear."""
-    full = _NAMES_READ.get(lead, 0) >= _FULL_AFTER
-    pattern = _named_full_re(lead) if full else _named_lead_re(lead)
-    value_re = _value_re()
-    found = []
-    names = memo.names
-    literals = _stem_literals()[lead]
-    shortest = min(map(len, literals))
-    after = pos         # where the last separator ended: a stem before it is no name
-    read = 0
-    # A stem inside a name (the "key" of token_key) is the same name: the search goes on after
-    # the name, where the name pattern's match ends.
-    for m in pattern.finditer(low, pos):
-        stem = m.start()
-        name_end = m.start("cs") if full else m.end()
-        if stem < after:
-            continue
-        # Most names were judged before: one slice and one lookup, no call.
-        context = text[stem - _CONTEXT:name_end] if stem >= _CONTEXT else ""
-        name = names.get(context, "")       # "": not judged yet (a name is never empty)
-        if name == "":
-            name = _judge_name(text, stem, name_end, context, memo)
-        if name is None:
-            if full and m.end() - name_end >= shortest and any(
-                    literal in low[name_end:m.end()] for literal in literals):
-                # A stem of this lead in the separator (`credits: SecretStr = x`) is a name of
-                # its own, as the name pattern alone finds it: search again from the name's end.
-                # Most separators (`=`, `: `) are shorter than any stem: no slice, no search.
-                pos = name_end
-                break
-            continue
-        read += 1
-        value = m if full else value_re.match(low, name_end)
-        if value is None:
-            continue
-        after = value.end()
-        span = _value_span(text, value, name, stem, memo)
-        if span is not None:
-            found.append(span)
-            if span[1] > after:
-                pos = span[1]
-                break
-    else:
-        pos = -1
-    _NAMES_READ[lead] = _NAMES_READ.get(lead, 0) + read
-    return pos, found
-
-
 def _named_spans(text: str) -> List[Tuple[int, int]]:
     low = _lowered(text)
-    spans = []
-    memo = _NameMemo()
+    spans: List[Tuple[int, int]] = []
     # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
     # bare token "bearer".
     if "=" in text or ":" in text or '"' in text or "'" in text:
+        full = len(text) >= _FULL_TEXT
         for lead in _named_leads_in(low):
             pos = 0
             while pos >= 0:
-                pos, found = _named_pass(text, low, lead, pos, memo)
-                spans.extend(found)
+                pos = _named_pass(text, low, lead, pos, full, spans)
+    spans.extend(_spaced_spans(text, low))
+    spans.extend(_syntax_spans(text, low))
+    return spans
+
+
+def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: List[Tuple[int, int]]) -> int:
+    """Add to FOUND the values after LEAD's credential names from POS on, and return where to
+    search again (-1: done).  FULL: with the lead's name-and-value pattern, else its name
+    pattern and _value_re.  A match ends after its separator (the value is a lookahead), so a
+    rejected match does not hide a name in its value; an accepted value is skipped, which keeps
+    the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
+    search goes on after the name, where the name pattern's match ends."""
+    after = pos         # where the last separator ended: a stem before it is no name
+    for m in (_named_full_re(lead) if full else _named_lead_re(lead)).finditer(low, pos):
+        stem = m.start()
+        if stem < after:
+            continue
+        name_end = m.start("after_name") if full else m.end()
+        name = _credential_name(text, stem, name_end)
+        if name is None:
+            if full and _stem_in_separator(low, lead, name_end, m.end()):
+                return name_end
+            continue
+        value = m if full else _value_re().match(low, name_end)
+        if value is None:
+            continue
+        after = value.end()
+        span = _value_span(text, value, name, stem)
+        if span is not None:
+            found.append(span)
+            if span[1] > after:
+                return span[1]
+    return -1
+
+
+def _stem_in_separator(low: str, lead: str, start: int, end: int) -> bool:
+    """Whether LOW[START:END], the separator of a name-and-value match, holds a stem of LEAD
+    (`credits: SecretStr = x`): a name of its own, which the name pattern alone finds, so the
+    search goes on from START.  Most separators (`=`, `: `) are shorter than any stem: no slice,
+    no search."""
+    literals = _stem_literals()[lead]
+    return end - start >= min(map(len, literals)) and any(literal in low[start:end] for literal in literals)
+
+
+def _spaced_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    """Values after a flag (--password x) and bare bearer tokens."""
+    spans = []
     spaced: List[Callable[[], re.Pattern[str]]] = (
         [_flag_re] if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else [])
     if "bearer" in low:
         spaced.append(_bearer_re)
     for make_pattern in spaced:
         for m in make_pattern().finditer(low):
-            span = _spaced_span(text, m, memo)
+            span = _spaced_span(text, m)
             if span is not None:
                 spans.append(span)
-    spans.extend(_syntax_spans(text, low))
     return spans
 
 
-# -- Public entry points --------------------------------------------------------------------------
+# -- 9.7 Redacting a text ------------------------------------------------------------------------
+
+def redact_credentials(text: str) -> str:
+    """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
+
+    Everything else is kept byte-for-byte; template references ($VAR,
+    ${VAR}, {{ x }}, <your-token>) and masked values (***, xxxx, REDACTED)
+    are kept too.  A value found under a name is redacted wherever else it
+    occurs in TEXT.
+    """
+    return _redaction(text)[0]
+
+
+def _redaction(text: str) -> Tuple[str, List[str]]:
+    """TEXT redacted (redact_credentials), and the substrings of TEXT that went, read off the
+    spans the passes found."""
+    if not isinstance(text, str) or len(text) < 8:
+        return text, []
+    spans = _merge(_credential_spans(text))
+    if not spans:
+        return text, []
+    return _replace_merged(text, spans), [text[start:end] for start, end in spans]
+
+
+def _credential_spans(text: str) -> List[Tuple[int, int]]:
+    named = _named_spans(text)
+    spans = _prefixed_spans(text) + named
+    if named:
+        spans.extend(_copies(text, _repeatable(text, named), {start for start, _ in named}))
+    return spans
+
 
 def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
     merged: List[List[int]] = []
@@ -4047,15 +4056,32 @@ def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
     return merged
 
 
-# -- Repeated values ------------------------------------------------------------------------------
+def _replace_spans(text: str, spans: Sequence[Tuple[int, int]]) -> str:
+    return _replace_merged(text, _merge(spans))
+
+
+def _replace_merged(text: str, merged: Sequence[Sequence[int]]) -> str:
+    """TEXT with each of the MERGED spans (sorted, apart) replaced by REDACTION_MARKER."""
+    pieces = []
+    last = 0
+    for start, end in merged:
+        pieces.append(text[last:start])
+        pieces.append(REDACTION_MARKER)
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+# -- 9.8 Repeated values --------------------------------------------------------------------------
 #
 # A value judged a secret once (under a name, after a flag) is a secret wherever it recurs: a
-# later copy with no name around it goes too, in the same text and (through FOUND, what
-# redact_second_look reads off the first step: removed values, summarized credential fields)
-# in every other string of the same payload (redact_repeated).  Only values of _REPEAT_MIN_CHARS or more are looked
-# for (a short value would take ordinary words with it), and at most _REPEAT_MAX distinct ones
-# per text or payload: each costs one substring search of the text, so the work stays linear.
-# Prefixed tokens need no search: their copies have the same shape.
+# later copy with no name around it goes too, in the same text (_credential_spans) and, through
+# FOUND (what the first step of redacted mode removed or summarized: redact_tree notes it), in
+# every other string of the same payload (redact_second_look).  Only values of
+# _REPEAT_MIN_CHARS or more are looked for (a short value would take ordinary words with it),
+# and at most _REPEAT_MAX distinct ones per text or payload: each costs one substring search of
+# the text, so the work stays linear.  Prefixed tokens need no search: their copies have the
+# same shape.
 _REPEAT_MIN_CHARS = 8
 _REPEAT_MAX = 16
 
@@ -4077,37 +4103,20 @@ def _repeatable(text: str, spans: Sequence[Tuple[int, int]]) -> List[str]:
     return list(values)[:_REPEAT_MAX]
 
 
-def _replace_spans(text: str, spans: Sequence[Tuple[int, int]]) -> str:
-    pieces = []
-    last = 0
-    for start, end in _merge(spans):
-        pieces.append(text[last:start])
-        pieces.append(REDACTION_MARKER)
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
+def note_secret(found: Dict[str, None], value: object) -> None:
+    """Add VALUE, a secret the first step removed or summarized, to FOUND (if it is one that
+    redact_second_look looks for)."""
+    if isinstance(value, str) and len(value.strip()) >= _REPEAT_MIN_CHARS and not _is_placeholder(value):
+        found[value.strip()] = None
 
 
-def redact_credentials(text: str) -> str:
-    """Replace credential-shaped substrings of TEXT with REDACTION_MARKER.
-
-    Everything else is kept byte-for-byte; template references ($VAR,
-    ${VAR}, {{ x }}, <your-token>) and masked values (***, xxxx, REDACTED)
-    are kept too.  A value found under a name is redacted wherever else it
-    occurs in TEXT.
-    """
-    if not isinstance(text, str) or len(text) < 8:
-        return text
-    spans = _credential_spans(text)
-    return _replace_spans(text, spans) if spans else text
-
-
-def _credential_spans(text: str) -> List[Tuple[int, int]]:
-    named = _named_spans(text)
-    spans = _prefixed_spans(text) + named
-    if named:
-        spans.extend(_copies(text, _repeatable(text, named), {start for start, _ in named}))
-    return spans
+def redact_recording(text: str, removals: Dict[str, List[str]]) -> str:
+    """redact_credentials(TEXT), the substrings that went kept in REMOVALS under TEXT (when any
+    did): what redact_second_look reads for it."""
+    redacted, removed = _redaction(text)
+    if removed:
+        removals[text] = removed
+    return redacted
 
 
 # An argv is short: longer lists of strings (search results, file lists) are not read twice.
@@ -4131,66 +4140,61 @@ def redact_argv(items: List[Any], found: Dict[str, None]) -> List[Any]:
         end = start + len(item)
         inside = [(max(a, start) - start, min(b, end) - start) for a, b in spans if a < end and b > start]
         for a, b in inside:
-            _note_secret(found, item[a:b])
+            note_secret(found, item[a:b])
         redacted.append(_replace_spans(item, inside) if inside else item)
         start = end + 1
     return redacted
 
 
-def _note_secret(found: Dict[str, None], value: object) -> None:
-    if isinstance(value, str) and len(value.strip()) >= _REPEAT_MIN_CHARS and not _is_placeholder(value):
-        found[value.strip()] = None
-
-
-def redact_second_look(bodies: Dict[str, Any], originals: Mapping[str, Any]) -> Dict[str, Any]:
+def redact_second_look(bodies: Dict[str, Any], originals: Mapping[str, Any],
+                       removals: Optional[Mapping[str, List[str]]] = None) -> Dict[str, Any]:
     """The second step of redacted mode over one payload: BODIES (redact_request's and
-    redact_result's output) beside ORIGINALS (the same keys, as the event holds them).  A list of
-    strings is read as one command line (redact_argv), and every secret the first step removed
-    or summarized is redacted wherever else it occurs in the payload (redact_repeated).  It
-    reads what the first step removed from the two trees, so no text is scanned twice."""
-    found: Dict[str, None] = {}
-    looked = _second_look(bodies, dict((key, originals.get(key)) for key in bodies), found)
-    redacted: Dict[str, Any] = redact_repeated(looked, found)  # BODIES' dict, copied as a dict
+    redact_result's output) beside ORIGINALS (the same keys, as the event holds them), and
+    REMOVALS, what went from each string (redact_tree's; None: read again from the string).  A
+    list of strings is read as one command line (redact_argv), and every secret the first step
+    removed or summarized is redacted wherever else it occurs in the payload (redact_repeated)."""
+    look = _SecondLook(removals)
+    looked = look.walk(bodies, dict((key, originals.get(key)) for key in bodies))
+    redacted: Dict[str, Any] = redact_repeated(looked, look.found)  # BODIES' dict, copied as a dict
     return redacted
 
 
-def _second_look(redacted: Any, original: Any, found: Dict[str, None]) -> Any:
-    if isinstance(original, str):
-        if isinstance(redacted, dict) and redacted.get("kind") == "credential":
-            _note_secret(found, original)             # summarized under a credential name
-        elif isinstance(redacted, str) and redacted != original:
-            for secret in _removed(original, redacted):
-                _note_secret(found, secret)
+class _SecondLook:
+    """redact_second_look's walk over a redacted tree beside its original, noting in FOUND each
+    secret the first step removed (REMOVALS) or summarized as a credential."""
+
+    def __init__(self, removals: Optional[Mapping[str, List[str]]]) -> None:
+        self.removals = removals
+        self.found: Dict[str, None] = {}
+
+    def removed(self, original: str) -> Sequence[str]:
+        if self.removals is None:
+            return _redaction(original)[1]
+        return self.removals.get(original, ())
+
+    def walk(self, redacted: Any, original: Any) -> Any:
+        if isinstance(original, str):
+            if isinstance(redacted, dict) and redacted.get("kind") == "credential":
+                note_secret(self.found, original)             # summarized under a credential name
+            elif isinstance(redacted, str) and redacted != original:
+                for secret in self.removed(original):
+                    note_secret(self.found, secret)
+            return redacted
+        if isinstance(original, dict) and isinstance(redacted, dict) and len(original) == len(redacted):
+            # redact_tree keeps the key order (a key it redacted into another's text aside).
+            return {key: self.walk(item, before) for (key, item), before in zip(redacted.items(), original.values())}
+        if isinstance(original, list) and isinstance(redacted, list) and len(original) == len(redacted):
+            argv = redact_argv(original, self.found)
+            return [self.argv_item(line) if line is not before and isinstance(item, str) else self.walk(item, before)
+                    for item, before, line in zip(redacted, original, argv)]
         return redacted
-    if isinstance(original, dict) and isinstance(redacted, dict) and len(original) == len(redacted):
-        # redact_tree keeps the key order (a key it redacted into another's text aside).
-        return {key: _second_look(item, before, found)
-                for (key, item), before in zip(redacted.items(), original.values())}
-    if isinstance(original, list) and isinstance(redacted, list) and len(original) == len(redacted):
-        argv = redact_argv(original, found)
-        return [_second_look(redact_credentials(line) if line is not before and isinstance(item, str)
-                             else item, before, found)
-                for item, before, line in zip(redacted, original, argv)]
-    return redacted
 
-
-def _removed(original: str, redacted: str) -> List[str]:
-    """The substrings of ORIGINAL that REDACTED shows as markers.  Merged spans never touch, so
-    the text between two markers is not empty; a secret that holds the text after it is cut
-    short (its start still goes)."""
-    pieces = redacted.split(REDACTION_MARKER)
-    if len(pieces) < 2 or not original.startswith(pieces[0]) or not original.endswith(pieces[-1]):
-        return []
-    secrets: List[str] = []
-    start = len(pieces[0])
-    for piece in pieces[1:-1]:
-        end = original.find(piece, start + 1)
-        if end < 0:
-            return secrets
-        secrets.append(original[start:end])
-        start = end + len(piece)
-    secrets.append(original[start:len(original) - len(pieces[-1])])
-    return secrets
+    def argv_item(self, line: str) -> str:
+        """An item that redact_argv changed (and noted), redacted as a text of its own too."""
+        redacted, removed = _redaction(line)
+        for secret in removed:
+            note_secret(self.found, secret)
+        return redacted
 
 
 def redact_repeated(value: Any, found: Mapping[str, None]) -> Any:
@@ -4211,6 +4215,8 @@ def _redact_copies(value: Any, secrets: Sequence[str]) -> Any:
         return [_redact_copies(item, secrets) for item in value]
     return value
 
+
+# -- 9.9 Messages ---------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
 def _ansi_re() -> re.Pattern[str]:
@@ -4276,14 +4282,15 @@ def redaction_summary(kind: str, value: Any) -> Dict[str, Any]:
     return {"redacted": True, "kind": kind, "bytes": size}
 
 
-def redact_tree(value: Any) -> Any:
+def redact_tree(value: Any, removals: Optional[Dict[str, List[str]]] = None) -> Any:
     """Redacted mode for one JSON value: summarize sensitive keys, scrub credential substrings.
 
     A credential can also hide in data shaped as a name and a value: `{"name": "API_KEY",
     "value": ...}` (env lists) and `["--password", ...]` (argv lists); those values are
-    summarized too.
+    summarized too.  REMOVALS, when given, gets what went from each string that changed, by the
+    string (redact_recording): what redact_second_look looks for elsewhere in the payload.
     """
-    return _TreeRedactor().tree(value)
+    return _TreeRedactor({} if removals is None else removals).tree(value)
 
 
 # Distinct keys, and short strings, whose judgement one walk remembers: a big result repeats
@@ -4295,9 +4302,10 @@ _TREE_MEMO_CHARS = 256
 class _TreeRedactor:
     """redact_tree's walk, judging each distinct key (and short string) once."""
 
-    def __init__(self) -> None:
+    def __init__(self, removals: Dict[str, List[str]]) -> None:
         self.keys: Dict[str, Tuple[str, str, Optional[str]]] = {}
         self.strings: Dict[str, str] = {}
+        self.removals = removals
 
     def key(self, key: str) -> Tuple[str, str, Optional[str]]:
         """(the key as sent, lower-cased, the summary kind its name alone calls for)."""
@@ -4312,10 +4320,10 @@ class _TreeRedactor:
 
     def text(self, text: str) -> str:
         if len(text) > _TREE_MEMO_CHARS:
-            return redact_credentials(text)
+            return redact_recording(text, self.removals)
         redacted = self.strings.get(text)
         if redacted is None:
-            redacted = redact_credentials(text)
+            redacted = redact_recording(text, self.removals)
             if len(self.strings) < _TREE_MEMO_ENTRIES:
                 self.strings[text] = redacted
         return redacted
@@ -4360,20 +4368,22 @@ def _names_a_credential(name: Any) -> bool:
     return isinstance(name, str) and "=" not in name and is_credential_key(name)
 
 
-def redact_result(result: Mapping[str, Any]) -> Dict[str, Any]:
-    """A tool result in redacted mode: its content is never sent, the rest is redacted."""
+def redact_result(result: Mapping[str, Any], removals: Optional[Dict[str, List[str]]] = None) -> Dict[str, Any]:
+    """A tool result in redacted mode: its content is never sent, the rest is redacted
+    (REMOVALS: see redact_tree)."""
     return {
         key: REDACTED_TOOL_OUTPUT if key == "content" and value is not None else redact_tree(
-            {key: value})[key]
+            {key: value}, removals)[key]
         for key, value in result.items()
     }
 
 
-def redact_request(request: Mapping[str, Any], phase: str) -> Dict[str, Any]:
+def redact_request(request: Mapping[str, Any], phase: str,
+                   removals: Optional[Dict[str, List[str]]] = None) -> Dict[str, Any]:
     if phase in MESSAGE_PHASES:
         # A message is the payload: its text is kept, only credentials inside it go.
-        return {"text": redact_credentials(request["text"])}
-    redacted: Dict[str, Any] = redact_tree(request)  # a decoded JSON object: it copies a dict as a dict
+        return {"text": redact_recording(request["text"], {} if removals is None else removals)}
+    redacted: Dict[str, Any] = redact_tree(request, removals)  # a decoded JSON object: it copies a dict as a dict
     return redacted
 
 
@@ -4384,11 +4394,12 @@ def payload_bodies(hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
         if event.result is not None:
             bodies["result"] = event.result
         return bodies
-    bodies = {"request": redact_request(event.request, event.phase)}
+    removals: Dict[str, List[str]] = {}
+    bodies = {"request": redact_request(event.request, event.phase, removals)}
     if event.result is not None:
-        bodies["result"] = redact_result(event.result)
+        bodies["result"] = redact_result(event.result, removals)
     # issue 14: argv lists read as one command line, a secret found anywhere redacted everywhere.
-    return redact_second_look(bodies, {"request": event.request, "result": event.result})
+    return redact_second_look(bodies, {"request": event.request, "result": event.result}, removals)
 
 
 def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[str, str]]:

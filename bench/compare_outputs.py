@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import inspect
 import json
 import os
 import subprocess
@@ -41,19 +42,32 @@ def _load(path, name):
     return module
 
 
-def _test_literals():
-    texts = []
+def _test_sources(base):
+    """The redaction test files, now and at BASE (tests removed since still give their texts)."""
+    sources = []
     for name in sorted(os.listdir(os.path.join(ROOT, "tests"))):
-        if not (name.startswith("test_redaction") and name.endswith(".py")):
-            continue
-        with open(os.path.join(ROOT, "tests", name), encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-        found = [node.value for node in ast.walk(tree)
+        if name.startswith("test_redaction") and name.endswith(".py"):
+            with open(os.path.join(ROOT, "tests", name), encoding="utf-8") as f:
+                sources.append(f.read())
+    listed = subprocess.run(["git", "-C", ROOT, "ls-tree", "--name-only", base, "tests/"], check=True,
+                            capture_output=True, text=True).stdout.split()
+    for path in listed:
+        name = os.path.basename(path)
+        if name.startswith("test_redaction") and name.endswith(".py"):
+            sources.append(subprocess.run(["git", "-C", ROOT, "show", "%s:%s" % (base, path)], check=True,
+                                          capture_output=True, text=True).stdout)
+    return sources
+
+
+def _test_literals(base):
+    texts = []
+    for source in _test_sources(base):
+        found = [node.value for node in ast.walk(ast.parse(source))
                  if isinstance(node, ast.Constant) and isinstance(node.value, str)]
         texts.extend(found)
         texts.extend(a + " " + b for a, b in zip(found, found[1:]))
         texts.extend(a + "\n" + b for a, b in zip(found, found[1:]))
-    return texts
+    return list(dict.fromkeys(texts))
 
 
 def _corpus_records():
@@ -104,16 +118,21 @@ def _warm_up(module):
 
 
 def _second_look(module, strings):
-    bodies = {"request": {"argv": list(strings), "items": [module.redact_credentials(s) for s in strings]}}
-    originals = {"request": {"argv": list(strings), "items": list(strings)}}
-    bodies["request"]["argv"] = [module.redact_credentials(s) for s in strings]
-    return module.redact_second_look(bodies, originals)
+    """redacted mode's two steps over a payload made of STRINGS (as items, as an argv, under a
+    credential name and in a note), as payload_bodies takes them."""
+    original = {"argv": list(strings), "items": list(strings), "note": " ".join(strings),
+                "env": [{"name": "API_KEY", "value": value} for value in strings[:2]]}
+    if "removals" in inspect.signature(module.redact_tree).parameters:
+        removals = {}
+        bodies = {"request": module.redact_tree(original, removals)}
+        return module.redact_second_look(bodies, {"request": original}, removals)
+    return module.redact_second_look({"request": module.redact_tree(original)}, {"request": original})
 
 
-def run(mode, base_path, quick):
+def run(mode, base_path, base, quick):
     old = _load(base_path, "magihook_old")
     new = _load(os.path.join(ROOT, "magihook.py"), "magihook_new")
-    literals = _test_literals()
+    literals = _test_literals(base)
     corpus_texts, lists = _corpus_records()
     texts = list(dict.fromkeys(literals + corpus_texts + _rule_texts(old) + _rule_texts(new)
                                + _bench_texts(quick)))
@@ -144,7 +163,7 @@ def main():
     base = args[args.index("--base") + 1] if "--base" in args else DEFAULT_BASE
     quick = "--quick" in args
     if "--mode" in args:
-        sys.exit(1 if run(args[args.index("--mode") + 1], args[args.index("--path") + 1], quick) else 0)
+        sys.exit(1 if run(args[args.index("--mode") + 1], args[args.index("--path") + 1], base, quick) else 0)
     source = subprocess.run(["git", "-C", ROOT, "show", "%s:magihook.py" % base], check=True,
                             capture_output=True, text=True).stdout
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,7 +172,7 @@ def main():
             f.write(source)
         failed = False
         for mode in ("fresh", "warm"):       # each in a process of its own
-            command = [sys.executable, os.path.abspath(__file__), "--mode", mode, "--path", path]
+            command = [sys.executable, os.path.abspath(__file__), "--mode", mode, "--path", path, "--base", base]
             failed |= subprocess.run(command + (["--quick"] if quick else [])).returncode != 0
     sys.exit(1 if failed else 0)
 
