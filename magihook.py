@@ -2328,12 +2328,19 @@ def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str
 # literal where it can (the engine then rejects it with one compare), and
 # what Python would reject anyway is rejected in the regex.  What reaches
 # Python is mostly names that recur line after line: their judgements are
-# memoized per text by their context.  Passes are independent: one pass's
-# match never hides another pass's token.
+# remembered by their context.  Passes are independent: one pass's
+# match never hides another pass's token.  Which pattern runs is decided by
+# the text alone (its length, the literals it holds), never by what the
+# process redacted before.
 # Every quantifier is bounded; greedy runs are followed either by optional
 # parts (the match succeeds and consumes the run) or by constant-cost checks,
 # so adversarial input (1 MiB of "eyJ", "password=", "-----BEGIN") stays
 # linear.  No user input is ever put into a pattern.
+#
+# Sub-sections: 9.1 key names (is_credential_key), 9.2 the rule table (TOKEN_RULES), 9.3-9.4
+# prefixed tokens, 9.5 values after credential names, 9.6 syntaxes where the name is apart from
+# its value, 9.7 redacting a text (redact_credentials), 9.8 repeated values (redacted mode's
+# second look), 9.9 messages (sanitize_message).
 
 REDACTION_MARKER = "<redacted:credential>"
 
@@ -2343,7 +2350,7 @@ def _lazy_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
     redact nothing, and compiling this section's regexes at import would cost each of them."""
     return functools.lru_cache(maxsize=1)(lambda: re.compile(pattern, flags))
 
-# -- Key names ------------------------------------------------------------------------------------
+# -- 9.1 Key names --------------------------------------------------------------------------------
 #
 # A key is split into lower-case WORDS at camelCase and acronym boundaries,
 # digits, and any of - _ . / : space.  It is credential-shaped when:
@@ -2983,6 +2990,55 @@ def _lead_needles(lead: str) -> Tuple[Tuple[Tuple[str, ...], Optional[Callable[[
     return tuple((_rule_needles(rule), _start_check(rule)) for rule in _LEAD_RULES[lead])
 
 
+@functools.cache
+def _paired_needles(lead: str) -> Mapping[int, Mapping[str, Tuple[Tuple[int, str], ...]]]:
+    """(rule index, needle) of each needle of LEAD's rules, by side and pair (_needle_pair)."""
+    paired: Dict[int, Dict[str, Tuple[Tuple[int, str], ...]]] = {}
+    for index, (needles, _) in enumerate(_lead_needles(lead)):
+        for needle in needles:
+            side, pair = _needle_pair(needle, lead)
+            by_pair = paired.setdefault(side, {})
+            by_pair[pair] = by_pair.get(pair, ()) + ((index, needle),)
+    return paired
+
+
+# Looking for each needle of a lead in a page of text costs more than the rest of its redaction
+# (bench/README.md).  Most needles hold two characters right before their lead (the "hp" of
+# ghp_), or right after it where the lead starts them (the "KI" of AKIA): a text of _PAIRS_TEXT
+# or more first collects the pairs beside its leads, one regex pass a side, and looks only for
+# the needles whose pair is among them.  Both ways pick the same rules.
+_PAIRS_TEXT = 1024
+_BEFORE, _AFTER, _UNPAIRED = -1, 1, 0
+
+
+def _needle_pair(needle: str, lead: str) -> Tuple[int, str]:
+    """(side, pair): the two characters of NEEDLE before its lead, else after it, else none."""
+    at = needle.find(lead)
+    if at >= 2:
+        return _BEFORE, needle[at - 2:at]
+    after = needle[at + len(lead):at + len(lead) + 2] if at >= 0 else ""
+    return (_AFTER, after) if len(after) == 2 else (_UNPAIRED, "")
+
+
+@functools.cache
+def _pairs_re(lead: str, side: int) -> re.Pattern[str]:
+    # Each match is the lead alone (the pair is in a lookaround, after the lead: a pattern that
+    # starts with a literal is scanned for in C), so no lead hides another.
+    lead = re.escape(lead)
+    return re.compile(lead + ("(?<=(..)%s)" % lead if side == _BEFORE else "(?=(..))"), re.S)
+
+
+def _held_by_pairs(text: str, lead: str) -> Set[int]:
+    """The indexes of LEAD's rules a needle of which TEXT holds, looked for only where its pair
+    stands beside a lead of TEXT."""
+    held: Set[int] = set()
+    for side, by_pair in _paired_needles(lead).items():
+        found = {""} if side == _UNPAIRED else set(_pairs_re(lead, side).findall(text))
+        for pair in found.intersection(by_pair):
+            held.update(index for index, needle in by_pair[pair] if index not in held and needle in text)
+    return held
+
+
 def _may_start(text: str, lead: str, check: Optional[Callable[[str, int], bool]]) -> bool:
     """Whether CHECK (None: none) passes at one of the first _START_CHECKS_MAX places of LEAD in
     TEXT, or TEXT holds LEAD more often than that."""
@@ -3002,8 +3058,12 @@ def _lead_pattern(text: str, lead: str) -> Optional[re.Pattern[str]]:
     little or nothing."""
     if len(text) >= _PICK_TEXT:
         return _prefixed_re(lead)
-    picked = tuple(i for i, (needles, check) in enumerate(_lead_needles(lead))
-                   if any(n in text for n in needles) and _may_start(text, lead, check))
+    needles = _lead_needles(lead)
+    if len(text) >= _PAIRS_TEXT:
+        held: Sequence[int] = sorted(_held_by_pairs(text, lead))
+    else:
+        held = [i for i, (rule_needles, _) in enumerate(needles) if any(n in text for n in rule_needles)]
+    picked = tuple(i for i in held if _may_start(text, lead, needles[i][1]))
     return _picked_re(lead, picked) if picked else None
 
 
@@ -3274,7 +3334,7 @@ def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
     return spans
 
 
-# -- Values after credential names ----------------------------------------------------------------
+# -- 9.5 Values after credential names ------------------------------------------------------------
 #
 # Runs on the lower-cased text.  Each stem is led by a letter of it (k, w, c,
 # h, b, d, or the "_" of DB_PASS), and the stems of one lead form one regex:
@@ -3693,7 +3753,102 @@ def _spaced_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     return None
 
 
-# -- Syntaxes where the name is not right before its value ----------------------------------------
+def _lowered(text: str) -> str:
+    """TEXT with ASCII letters lowered, every other character at its place, so positions line up
+    with the original text and [a-z] on the copy means [A-Za-z] on the text."""
+    if text.isascii():
+        return text.lower()
+    # str.lower() is ~8x slower on a text with one non-ASCII character (an em dash), and some
+    # letters change length or become ASCII (the Kelvin sign becomes "k").  So ASCII chunks are
+    # lowered as they are, and the others as UTF-16 code units by bytes.lower(), which lowers
+    # only ASCII bytes: no unit of another character becomes ASCII, a space or a surrogate.
+    pieces = []
+    for start in range(0, len(text), _LOWER_CHUNK):
+        chunk = text[start:start + _LOWER_CHUNK]
+        if chunk.isascii():
+            pieces.append(chunk.lower())
+            continue
+        low = chunk.encode("utf-16-le", "surrogatepass").lower().decode("utf-16-le", "surrogatepass")
+        if len(low) != len(chunk):    # two lone surrogates that decode as one pair
+            low = "".join(c.lower() if c.isascii() else c for c in chunk)
+        pieces.append(low)
+    return "".join(pieces)
+
+
+_LOWER_CHUNK = 16384
+
+
+def _named_spans(text: str) -> List[Tuple[int, int]]:
+    low = _lowered(text)
+    spans: List[Tuple[int, int]] = []
+    # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
+    # bare token "bearer".
+    if "=" in text or ":" in text or '"' in text or "'" in text:
+        full = len(text) >= _FULL_TEXT
+        for lead in _named_leads_in(low):
+            pos = 0
+            while pos >= 0:
+                pos = _named_pass(text, low, lead, pos, full, spans)
+    spans.extend(_spaced_spans(text, low))
+    spans.extend(_syntax_spans(text, low))
+    return spans
+
+
+def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: List[Tuple[int, int]]) -> int:
+    """Add to FOUND the values after LEAD's credential names from POS on, and return where to
+    search again (-1: done).  FULL: with the lead's name-and-value pattern, else its name
+    pattern and _value_re.  A match ends after its separator (the value is a lookahead), so a
+    rejected match does not hide a name in its value; an accepted value is skipped, which keeps
+    the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
+    search goes on after the name, where the name pattern's match ends."""
+    after = pos         # where the last separator ended: a stem before it is no name
+    for m in (_named_full_re(lead) if full else _named_lead_re(lead)).finditer(low, pos):
+        stem = m.start()
+        if stem < after:
+            continue
+        name_end = m.start("after_name") if full else m.end()
+        name = _credential_name(text, stem, name_end)
+        if name is None:
+            if full and _stem_in_separator(low, lead, name_end, m.end()):
+                return name_end
+            continue
+        value = m if full else _value_re().match(low, name_end)
+        if value is None:
+            continue
+        after = value.end()
+        span = _value_span(text, value, name, stem)
+        if span is not None:
+            found.append(span)
+            if span[1] > after:
+                return span[1]
+    return -1
+
+
+def _stem_in_separator(low: str, lead: str, start: int, end: int) -> bool:
+    """Whether LOW[START:END], the separator of a name-and-value match, holds a stem of LEAD
+    (`credits: SecretStr = x`): a name of its own, which the name pattern alone finds, so the
+    search goes on from START.  Most separators (`=`, `: `) are shorter than any stem: no slice,
+    no search."""
+    literals = _stem_literals()[lead]
+    return end - start >= min(map(len, literals)) and any(literal in low[start:end] for literal in literals)
+
+
+def _spaced_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    """Values after a flag (--password x) and bare bearer tokens."""
+    spans = []
+    spaced: List[Callable[[], re.Pattern[str]]] = (
+        [_flag_re] if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else [])
+    if "bearer" in low:
+        spaced.append(_bearer_re)
+    for make_pattern in spaced:
+        for m in make_pattern().finditer(low):
+            span = _spaced_span(text, m)
+            if span is not None:
+                spans.append(span)
+    return spans
+
+
+# -- 9.6 Syntaxes where the name is not right before its value ------------------------------------
 #
 # Each pass is led by a literal (or gated by a one-character `in`) and judges
 # its name with is_credential_key, like the passes above:
@@ -3915,101 +4070,6 @@ def _syntax_spans(text: str, low: str) -> List[Tuple[int, int]]:
         spans.extend(_netrc_spans(text, low))
     if "=" in text and (not short or "sig" in low or "code=" in low or "key=" in low):
         spans.extend(_query_spans(text, low))
-    return spans
-
-
-def _lowered(text: str) -> str:
-    """TEXT with ASCII letters lowered, every other character at its place, so positions line up
-    with the original text and [a-z] on the copy means [A-Za-z] on the text."""
-    if text.isascii():
-        return text.lower()
-    # str.lower() is ~8x slower on a text with one non-ASCII character (an em dash), and some
-    # letters change length or become ASCII (the Kelvin sign becomes "k").  So ASCII chunks are
-    # lowered as they are, and the others as UTF-16 code units by bytes.lower(), which lowers
-    # only ASCII bytes: no unit of another character becomes ASCII, a space or a surrogate.
-    pieces = []
-    for start in range(0, len(text), _LOWER_CHUNK):
-        chunk = text[start:start + _LOWER_CHUNK]
-        if chunk.isascii():
-            pieces.append(chunk.lower())
-            continue
-        low = chunk.encode("utf-16-le", "surrogatepass").lower().decode("utf-16-le", "surrogatepass")
-        if len(low) != len(chunk):    # two lone surrogates that decode as one pair
-            low = "".join(c.lower() if c.isascii() else c for c in chunk)
-        pieces.append(low)
-    return "".join(pieces)
-
-
-_LOWER_CHUNK = 16384
-
-
-def _named_spans(text: str) -> List[Tuple[int, int]]:
-    low = _lowered(text)
-    spans: List[Tuple[int, int]] = []
-    # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
-    # bare token "bearer".
-    if "=" in text or ":" in text or '"' in text or "'" in text:
-        full = len(text) >= _FULL_TEXT
-        for lead in _named_leads_in(low):
-            pos = 0
-            while pos >= 0:
-                pos = _named_pass(text, low, lead, pos, full, spans)
-    spans.extend(_spaced_spans(text, low))
-    spans.extend(_syntax_spans(text, low))
-    return spans
-
-
-def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: List[Tuple[int, int]]) -> int:
-    """Add to FOUND the values after LEAD's credential names from POS on, and return where to
-    search again (-1: done).  FULL: with the lead's name-and-value pattern, else its name
-    pattern and _value_re.  A match ends after its separator (the value is a lookahead), so a
-    rejected match does not hide a name in its value; an accepted value is skipped, which keeps
-    the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
-    search goes on after the name, where the name pattern's match ends."""
-    after = pos         # where the last separator ended: a stem before it is no name
-    for m in (_named_full_re(lead) if full else _named_lead_re(lead)).finditer(low, pos):
-        stem = m.start()
-        if stem < after:
-            continue
-        name_end = m.start("after_name") if full else m.end()
-        name = _credential_name(text, stem, name_end)
-        if name is None:
-            if full and _stem_in_separator(low, lead, name_end, m.end()):
-                return name_end
-            continue
-        value = m if full else _value_re().match(low, name_end)
-        if value is None:
-            continue
-        after = value.end()
-        span = _value_span(text, value, name, stem)
-        if span is not None:
-            found.append(span)
-            if span[1] > after:
-                return span[1]
-    return -1
-
-
-def _stem_in_separator(low: str, lead: str, start: int, end: int) -> bool:
-    """Whether LOW[START:END], the separator of a name-and-value match, holds a stem of LEAD
-    (`credits: SecretStr = x`): a name of its own, which the name pattern alone finds, so the
-    search goes on from START.  Most separators (`=`, `: `) are shorter than any stem: no slice,
-    no search."""
-    literals = _stem_literals()[lead]
-    return end - start >= min(map(len, literals)) and any(literal in low[start:end] for literal in literals)
-
-
-def _spaced_spans(text: str, low: str) -> List[Tuple[int, int]]:
-    """Values after a flag (--password x) and bare bearer tokens."""
-    spans = []
-    spaced: List[Callable[[], re.Pattern[str]]] = (
-        [_flag_re] if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else [])
-    if "bearer" in low:
-        spaced.append(_bearer_re)
-    for make_pattern in spaced:
-        for m in make_pattern().finditer(low):
-            span = _spaced_span(text, m)
-            if span is not None:
-                spans.append(span)
     return spans
 
 

@@ -231,6 +231,18 @@ def test_picking_rules_finds_what_every_rule_finds(text):
     assert _spans_of_picked_rules(text) == _spans_of_every_rule(text)
 
 
+PAGE = "".join("2026-12-01 build_step-%d ok: wrote dist/app_v2.tar.gz (A-Z, x.y~1|2)\n" % i for i in range(20))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=_ids)
+def test_a_page_picks_by_the_pairs_beside_its_leads_what_every_rule_finds(rule):
+    # From _PAIRS_TEXT on, a needle is looked for only where its pair stands beside a lead.
+    for text in (PAGE + rule.example + " end", rule.near_miss + "\n" + PAGE, PAGE + "x" + rule.example):
+        assert magihook._PAIRS_TEXT <= len(text) < magihook._PICK_TEXT
+        assert sorted(magihook._prefixed_spans(text)) == _spans_of_every_rule(text)
+    assert magihook._prefixed_spans(PAGE + rule.example + " end") != []
+
+
 def test_a_path_compiles_no_token_rule():
     path = "/home/dev/my_project/src/some-file.name_v2.tar.gz"
     leads = [lead for lead in magihook._PREFIXED_LEADS if lead in path]
