@@ -2802,9 +2802,9 @@ _GUARDS = {
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def _rule_group(rule: TokenRule) -> str:
-    """The name of RULE's group in its lead's regex: its id as a regex group name."""
-    return "rule_" + _id_tag(rule.id)
+def _rule_group(rule_id: str) -> str:
+    """The name of a rule's group in its lead's regex: its id as a regex group name."""
+    return "rule_" + _id_tag(rule_id)
 
 
 def _id_tag(rule_id: str) -> str:
@@ -2821,7 +2821,7 @@ def _rules_by_lead(rules: Sequence[TokenRule]) -> Mapping[str, Tuple[TokenRule, 
 # The rules of each lead, leads in table order, and each rule by its group's name.
 _LEAD_RULES = _rules_by_lead(TOKEN_RULES)
 _PREFIXED_LEADS = tuple(_LEAD_RULES)
-_RULE_BY_GROUP = {_rule_group(rule): rule for rule in TOKEN_RULES}
+_RULE_BY_GROUP = {_rule_group(rule.id): rule for rule in TOKEN_RULES}
 
 
 def _lead_index(prefix: str, lead: str) -> int:
@@ -2878,7 +2878,7 @@ def _rule_branch(rule: TokenRule) -> str:
         heads.append(rest + behind)
     head = "(?:%s)" % "|".join(heads) if len(heads) > 1 else "".join(heads)
     body = "(?:%s)" % rule.pattern if rule.pattern else _shape_regex(rule.shape)
-    return "%s%s(?P<%s>)" % (head, body, _rule_group(rule))
+    return "%s%s(?P<%s>)" % (head, body, _rule_group(rule.id))
 
 
 _TOKEN_END = r"(?![A-Za-z0-9_])"
@@ -3251,7 +3251,7 @@ def _sas_span(text: str, percent: int, end: int) -> Optional[Tuple[int, int]]:
         start -= 1
     if percent - start < 40 or start < 5 or not text.startswith("sig=", start - 4) \
             or text[start - 5] not in "?&" \
-            or _looks_fake(text[start:percent], _RULE_BY_GROUP["rule_azure_sas_signature"]):
+            or _looks_fake(text[start:percent], _RULE_BY_GROUP[_rule_group("azure-sas-signature")]):
         return None
     return start, end
 
@@ -3608,16 +3608,6 @@ _NAME_CONTEXT = 16
 _UNDECIDED = ""     # what _name_in_context answers when its context does not decide (a name is never empty)
 
 
-def _credential_name(text: str, stem: int, name_end: int) -> Optional[str]:
-    """The whole name around the stem at STEM, which ends at NAME_END, when it names a
-    credential, else None."""
-    if stem >= _NAME_CONTEXT:
-        name = _name_in_context(text[stem - _NAME_CONTEXT:name_end])
-        if name != _UNDECIDED:
-            return name
-    return _judged_name(text, _name_start(text, stem), name_end)
-
-
 @functools.lru_cache(maxsize=4096)
 def _name_in_context(context: str) -> Optional[str]:
     """The credential name (None: none) that CONTEXT, the _NAME_CONTEXT characters before a stem
@@ -3802,14 +3792,19 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
     the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
     search goes on after the name, where the name pattern's match ends."""
     after = pos         # where the last separator ended: a stem before it is no name
+    shortest = min(map(len, _stem_literals()[lead]))
     for m in (_named_full_re(lead) if full else _named_lead_re(lead)).finditer(low, pos):
         stem = m.start()
         if stem < after:
             continue
         name_end = m.start("after_name") if full else m.end()
-        name = _credential_name(text, stem, name_end)
+        # Most names recur with their context: one slice and one lookup (_name_in_context).
+        name = _name_in_context(text[stem - _NAME_CONTEXT:name_end]) if stem >= _NAME_CONTEXT else _UNDECIDED
+        if name == _UNDECIDED:
+            name = _judged_name(text, _name_start(text, stem), name_end)
         if name is None:
-            if full and _stem_in_separator(low, lead, name_end, m.end()):
+            # Most separators (`=`, `: `) are shorter than any stem: no slice, no search.
+            if full and m.end() - name_end >= shortest and _stem_in_separator(low, lead, name_end, m.end()):
                 return name_end
             continue
         value = m if full else _value_re().match(low, name_end)
@@ -3827,10 +3822,8 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
 def _stem_in_separator(low: str, lead: str, start: int, end: int) -> bool:
     """Whether LOW[START:END], the separator of a name-and-value match, holds a stem of LEAD
     (`credits: SecretStr = x`): a name of its own, which the name pattern alone finds, so the
-    search goes on from START.  Most separators (`=`, `: `) are shorter than any stem: no slice,
-    no search."""
-    literals = _stem_literals()[lead]
-    return end - start >= min(map(len, literals)) and any(literal in low[start:end] for literal in literals)
+    search goes on from START."""
+    return any(literal in low[start:end] for literal in _stem_literals()[lead])
 
 
 def _spaced_spans(text: str, low: str) -> List[Tuple[int, int]]:

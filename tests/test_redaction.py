@@ -8,7 +8,6 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from conftest import fresh_python  # noqa: E402
 
 import magihook  # noqa: E402
 
@@ -280,18 +279,10 @@ def test_sanitize_strips_c1_and_bidi_controls():
     assert out == "abcde"
 
 
-def test_sanitize_reads_a_plain_message_without_its_escape_pattern_or_table():
-    # A fresh process: most messages are printable ASCII, and each call's first lifecycle
-    # message would otherwise compile the escape pattern and build the control table.
-    code = ("import magihook as m\n"
-            "assert m.sanitize_message('hook timed out after 5 s') == 'hook timed out after 5 s'\n"
-            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n"
-            "assert m.sanitize_message('caf\\u00e9 \\u2014 ok') == 'caf\\u00e9 \\u2014 ok'\n"
-            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n"
-            "assert m.sanitize_message('\\x1b[1mbold\\x1b[0m') == 'bold'\n"
-            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n")
-    out = fresh_python(code)
-    assert out[:3] == ["0 0", "0 1", "1 1"]
+def test_sanitize_keeps_a_plain_message_and_non_ascii_letters():
+    assert magihook.sanitize_message('hook timed out after 5 s') == 'hook timed out after 5 s'
+    assert magihook.sanitize_message('caf\u00e9 \u2014 ok') == 'caf\u00e9 \u2014 ok'
+    assert magihook.sanitize_message('\x1b[1mbold\x1b[0m') == 'bold'
 
 
 @pytest.mark.parametrize("key", ["path", "call_id", "__a__b_", "x", "content", "api_key", "db_pass",
@@ -300,13 +291,3 @@ def test_a_lower_case_key_is_split_as_the_word_pattern_splits_it(key):
     # _key_words reads lower-case keys of letters and "_" without the pattern: the same words.
     assert magihook._key_words(key) == tuple(w.lower() for w in magihook._key_word_re().findall(key))
     assert key.isascii() and key.islower() and key.replace("_", "").isalpha()
-
-
-def test_is_credential_key_on_a_lower_case_key_compiles_no_pattern():
-    code = ("import magihook as m\n"
-            "assert not m.is_credential_key('path') and m.is_credential_key('api_key')\n"
-            "print(m._key_word_re.cache_info().currsize)\n"
-            "assert m.is_credential_key('apiKey')\n"
-            "print(m._key_word_re.cache_info().currsize)\n")
-    out = fresh_python(code)
-    assert out[:2] == ["0", "1"]
