@@ -2766,7 +2766,6 @@ TOKEN_RULES = (
     TokenRule("salesforce-access-token", "!", (), ("00D", (_AN, 12, 12), "!", ("A-Za-z0-9_.", 96, 96)), "00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpiskOGPLhpxYWJ8", "x00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpiskOGPLhpxYWJ8", needles=("00",), back=15, pattern="(?<=00[A-Za-z0-9]{13}!)[A-Za-z0-9_.]{96}"),  # noqa: E501
     # -- led by "dapi" (the lookbehind comes after it)
     TokenRule("databricks-api-token", "dapi", ("dapi",), ((_HEX, 32, 32),), "dapi0466881d611679af7a4b5d558b5e4f4a", "xdapi0466881d611679af7a4b5d558b5e4f4a", pattern="[a-f0-9]{32}(?:-[0-9])?"),  # noqa: E501
-
 )
 
 
@@ -3494,8 +3493,8 @@ def _named_leads_in(low: str) -> Sequence[str]:
 # pattern for every lead: a few times quicker to compile).  And the name with its value, which
 # rejects a name with no secret after it (`token = self.refresh()`) without a return to Python:
 # a text of _FULL_TEXT characters or more runs it, as the names such a text holds repay its
-# compiling (bench/README.md, "Name patterns"); a shorter one runs the name alone.  Both find the
-# same spans.
+# compiling (bench/README.md, *Redaction as plain data*); a shorter one runs the name alone.
+# Both find the same spans.
 _FULL_TEXT = 1048576
 
 
@@ -3793,14 +3792,15 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
     search goes on after the name, where the name pattern's match ends."""
     after = pos         # where the last separator ended: a stem before it is no name
     shortest = min(map(len, _stem_literals()[lead]))
+    in_context, undecided = _name_in_context, _UNDECIDED    # read once a name, as locals
     for m in (_named_full_re(lead) if full else _named_lead_re(lead)).finditer(low, pos):
         stem = m.start()
         if stem < after:
             continue
         name_end = m.start("after_name") if full else m.end()
         # Most names recur with their context: one slice and one lookup (_name_in_context).
-        name = _name_in_context(text[stem - _NAME_CONTEXT:name_end]) if stem >= _NAME_CONTEXT else _UNDECIDED
-        if name == _UNDECIDED:
+        name = in_context(text[stem - _NAME_CONTEXT:name_end]) if stem >= _NAME_CONTEXT else undecided
+        if name is undecided:
             name = _judged_name(text, _name_start(text, stem), name_end)
         if name is None:
             # Most separators (`=`, `: `) are shorter than any stem: no slice, no search.
