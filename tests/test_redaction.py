@@ -8,7 +8,6 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from conftest import fresh_python  # noqa: E402
 
 import magihook  # noqa: E402
 
@@ -91,43 +90,10 @@ def test_redaction_is_idempotent():
 
 
 def test_non_strings_and_short_strings_pass_through():
+    for value in (None, 42, b"password=hunter2hunter2", ["password=hunter2hunter2"]):
+        assert magihook.redact_credentials(value) is value
     assert magihook.redact_credentials("") == ""
     assert magihook.redact_credentials("a=b") == "a=b"
-
-
-# ---- the vendor rule table's text format ------------------------------------------
-
-def test_a_rule_line_reads_into_the_row_the_code_reads():
-    # A literal with a space and a line break, a named shape, a written-out alphabet, a near miss
-    # that ends with a space, a flag, a number, and a pattern with a space and a "|".
-    line = r"acme-key | acme_,acme- | 'x y\n' UUID [=]{0,2} | acme_a\nb | c  | back=3 end=no pattern=a b|c"
-    hex_run = lambda n: ("a-f0-9", n, n)  # noqa: E731
-    uuid = (hex_run(8), "-", hex_run(4), "-", hex_run(4), "-", hex_run(4), "-", hex_run(12))
-    assert magihook._parse_rules("# a comment\n\n" + line) == (
-        ("acme-key", ("acme_", "acme-"), ("x y\n",) + uuid + (("=", 0, 2),), "acme_a\nb", "c ",
-         {"back": 3, "end": False, "pattern": "a b|c"}),)
-
-
-@pytest.mark.parametrize("line, says", [
-    ("acme | acme_ | AN{32} | x | y", "line 2: 5 columns, not 6"),
-    ("acme | acme_ | AN{32} | x | y | - | z", "line 2: 7 columns, not 6"),
-    ("acme | acme_ | AN{32 | x | y | -", "line 2 (acme): shape 'AN{32'"),
-    ("acme | acme_ | XYZ{32} | x | y | -", "line 2 (acme): shape"),
-    ("acme | acme_ | AN{9,3} | x | y | -", "line 2 (acme): shape"),
-    ("acme | acme_ | 'ab'{3} | x | y | -", "line 2 (acme): shape"),
-    ("acme | acme_ | AN{3}  AN{3} | x | y | -", "line 2 (acme): shape"),
-    ("acme | acme_,,b | AN{32} | x | y | -", "line 2 (acme): prefixes"),
-    ("acme | acme_ | AN{32} | x | y | lead", "line 2 (acme): 'lead'"),
-    ("acme | acme_ | AN{32} | x | y | end=maybe", "line 2 (acme): 'end=maybe': a flag is yes or no"),
-    ("acme | acme_ | AN{32} | x | y | back=x", "line 2 (acme): invalid literal"),
-    ("acme | acme_ | AN{32} | x | y | colour=red", "line 2 (acme): 'colour=red'"),
-    ("acme | acme_ | AN{32} | x | y | id=x", "line 2 (acme): 'id=x'"),
-    ("acme | acme_ | AN{32} | x | y | lead=_ lead=_", "line 2 (acme): option 'lead' given twice"),
-])
-def test_a_malformed_rule_line_is_named_by_its_number(line, says):
-    with pytest.raises(ValueError) as caught:
-        magihook._parse_rules("# a comment\n" + line + "\n")
-    assert str(caught.value).startswith("TOKEN_RULES " + says), str(caught.value)
 
 
 # ---- key names --------------------------------------------------------------------
@@ -313,18 +279,10 @@ def test_sanitize_strips_c1_and_bidi_controls():
     assert out == "abcde"
 
 
-def test_sanitize_reads_a_plain_message_without_its_escape_pattern_or_table():
-    # A fresh process: most messages are printable ASCII, and each call's first lifecycle
-    # message would otherwise compile the escape pattern and build the control table.
-    code = ("import magihook as m\n"
-            "assert m.sanitize_message('hook timed out after 5 s') == 'hook timed out after 5 s'\n"
-            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n"
-            "assert m.sanitize_message('caf\\u00e9 \\u2014 ok') == 'caf\\u00e9 \\u2014 ok'\n"
-            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n"
-            "assert m.sanitize_message('\\x1b[1mbold\\x1b[0m') == 'bold'\n"
-            "print(m._ansi_re.cache_info().currsize, m._control_table.cache_info().currsize)\n")
-    out = fresh_python(code)
-    assert out[:3] == ["0 0", "0 1", "1 1"]
+def test_sanitize_keeps_a_plain_message_and_non_ascii_letters():
+    assert magihook.sanitize_message('hook timed out after 5 s') == 'hook timed out after 5 s'
+    assert magihook.sanitize_message('caf\u00e9 \u2014 ok') == 'caf\u00e9 \u2014 ok'
+    assert magihook.sanitize_message('\x1b[1mbold\x1b[0m') == 'bold'
 
 
 @pytest.mark.parametrize("key", ["path", "call_id", "__a__b_", "x", "content", "api_key", "db_pass",
@@ -333,13 +291,3 @@ def test_a_lower_case_key_is_split_as_the_word_pattern_splits_it(key):
     # _key_words reads lower-case keys of letters and "_" without the pattern: the same words.
     assert magihook._key_words(key) == tuple(w.lower() for w in magihook._key_word_re().findall(key))
     assert key.isascii() and key.islower() and key.replace("_", "").isalpha()
-
-
-def test_is_credential_key_on_a_lower_case_key_compiles_no_pattern():
-    code = ("import magihook as m\n"
-            "assert not m.is_credential_key('path') and m.is_credential_key('api_key')\n"
-            "print(m._key_word_re.cache_info().currsize)\n"
-            "assert m.is_credential_key('apiKey')\n"
-            "print(m._key_word_re.cache_info().currsize)\n")
-    out = fresh_python(code)
-    assert out[:2] == ["0", "1"]

@@ -6,7 +6,7 @@ import sys
 import time
 
 import pytest
-from conftest import fresh_python, run_cli, write_script, write_settings
+from conftest import run_cli, write_script, write_settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -151,50 +151,60 @@ def test_lowered_keeps_positions_and_lowers_only_ascii():
             not c.isascii() for c in text)
 
 
+def test_many_distinct_named_secrets_all_go_and_only_the_first_are_searched_again():
+    # Each named value is redacted where it stands; of the values to look for elsewhere in the
+    # text only the first _REPEAT_MAX are searched (which keeps the work linear).
+    line = "api_key=%s other text and more words here\n"
+    values = ["k%07dZq8rT2wLp" % i for i in range(4000)]
+    text = "".join(line % value for value in values) + "copies: %s %s" % (values[0], values[-1])
+    out = magihook.redact_credentials(text)
+    assert out.count(MARKER) == 4001 and out.endswith("copies: %s %s" % (MARKER, values[-1]))
+
+
+def _forget_compiled_name_patterns():
+    for cache in (magihook._named_lead_re, magihook._named_full_re, magihook._config_set_re, magihook._netrc_re):
+        cache.cache_clear()
+
+
 def test_a_short_text_compiles_only_the_passes_it_can_match():
-    # A fresh process: the patterns are compiled on first use, 2-3 ms each.
-    code = ("import magihook as m\n"
-            "m.redact_credentials('Run the tests: pytest -q --maxfail=1 (src/app)')\n"
-            "print(m._named_lead_re.cache_info().currsize, m._config_set_re.cache_info().currsize,"
-            " m._netrc_re.cache_info().currsize)\n"
-            "m.redact_credentials('login: DB_PASSWORD=x1y2z3w4v5')\n"
-            "print(m._named_lead_re.cache_info().currsize)\n")
-    out = fresh_python(code)
-    assert out[0] == "0 0 0"
-    assert out[1] == "1"          # the "p" lead only (pass)
+    # The patterns are compiled on first use (bench/README.md has what each costs).
+    _forget_compiled_name_patterns()
+    magihook.redact_credentials('Run the tests: pytest -q --maxfail=1 (src/app)')
+    assert [magihook._named_lead_re.cache_info().currsize, magihook._config_set_re.cache_info().currsize,
+            magihook._netrc_re.cache_info().currsize] == [0, 0, 0]
+    assert magihook.redact_credentials('login: DB_PASSWORD=x1y2z3w4v5') == "login: DB_PASSWORD=" + MARKER
+    assert magihook._named_lead_re.cache_info().currsize == 1          # the "p" lead only (pass)
 
 
 def test_a_short_text_with_a_stem_but_no_name_compiles_no_name_pattern():
     # "key", "token", "auth" in a command line or a path with no separator after the name: the
-    # lead's pattern (~3-5 ms to compile) cannot match it, so it is not compiled.
-    code = ("import magihook as m\n"
-            "for text in ('ls -la /srv/build && echo key: done', 'grep -rn get_token src/auth/',"
-            " 'cat ~/.ssh/known_hosts | grep secretive'):\n"
-            "    assert m.redact_credentials(text) == text\n"
-            "print(m._named_lead_re.cache_info().currsize)\n"
-            "print(m.redact_credentials('echo done; export API_TOKEN=x1y2z3w4v5'))\n"
-            "print(m._named_lead_re.cache_info().currsize)\n")
-    out = fresh_python(code)
-    assert out[:3] == ["0", "echo done; export API_TOKEN=<redacted:credential>", "1"]
+    # lead's pattern cannot match it, so it is not compiled.
+    _forget_compiled_name_patterns()
+    for text in ('ls -la /srv/build && echo key: done', 'grep -rn get_token src/auth/',
+                 'cat ~/.ssh/known_hosts | grep secretive'):
+        assert magihook.redact_credentials(text) == text
+    assert magihook._named_lead_re.cache_info().currsize == 0
+    assert magihook.redact_credentials('echo done; export API_TOKEN=x1y2z3w4v5') == \
+        "echo done; export API_TOKEN=" + MARKER
+    assert magihook._named_lead_re.cache_info().currsize == 1
 
 
 @pytest.mark.parametrize("name", ["credits", "secretary", "token_budget", "conn_pool"])
 def test_a_secretstr_type_after_a_name_that_is_no_credential_is_read_alike_both_ways(monkeypatch, name):
     # A name judged no credential, then a typed separator holding a stem of its own (SecretStr):
     # the name pattern alone goes on after the name and finds SecretStr; the pattern of name and
-    # value must too, or a process would redact differently once warm.
+    # value must too, or a long text would redact differently from a short one.
     text = '%s: SecretStr = "%s"' % (name, S)
     results = []
-    for after in (10 ** 12, 0):
-        monkeypatch.setattr(magihook, "_FULL_AFTER", after)
+    for full_text in (10 ** 12, 0):
+        monkeypatch.setattr(magihook, "_FULL_TEXT", full_text)
         results.append(magihook.redact_credentials(text))
     assert results == ['%s: SecretStr = "%s"' % (name, MARKER)] * 2
 
 
-def test_a_page_of_output_compiles_only_the_name_leads_whose_stems_it_holds(monkeypatch):
+def test_a_page_of_output_compiles_only_the_name_leads_whose_stems_it_holds():
     # Under _PICK_TEXT, a lead whose stem literals ("dsn", "bearer", "pass"...) the text lacks
     # compiles nothing; this page holds only "key".
-    monkeypatch.setattr(magihook, "_NAMES_READ", {})
     magihook._named_lead_re.cache_clear()
     page = "".join("2026-12-01 step %d: api_key=%s ok\n" % (i, S) for i in range(200))
     assert magihook._SHORT_TEXT < len(page) < magihook._PICK_TEXT
@@ -210,23 +220,22 @@ def _name_dense_text():
     return "\n".join(lines) + "\n" + code * 400
 
 
-def test_a_lead_reads_values_apart_until_busy_then_with_its_name_and_finds_the_same(monkeypatch):
-    # Each lead's name pattern hands each credential name to the value pattern, until
-    # _FULL_AFTER names have gone there in this process; then the lead compiles its name and
-    # value as one pattern.  Both ways redact the same.
+def test_a_short_text_reads_values_apart_a_long_one_with_its_name_and_both_find_the_same(monkeypatch):
+    # Each lead's name pattern hands each credential name to the value pattern in a text shorter
+    # than _FULL_TEXT; from _FULL_TEXT on, the lead runs its name and value as one pattern.  Both
+    # ways redact the same, and the choice is the text's alone.
     text = _name_dense_text()
-    monkeypatch.setattr(magihook, "_NAMES_READ", {})
-    monkeypatch.setattr(magihook, "_FULL_AFTER", 10 ** 12)
     magihook._named_full_re.cache_clear()
+    monkeypatch.setattr(magihook, "_FULL_TEXT", len(text) + 1)
     apart = magihook.redact_credentials(text)
     assert magihook._named_full_re.cache_info().currsize == 0
-    read = dict(magihook._NAMES_READ)
-    assert read["k"] > 400 and read["p"] > 400
-    monkeypatch.setattr(magihook, "_FULL_AFTER", min(read.values()))
+    monkeypatch.setattr(magihook, "_FULL_TEXT", len(text))
     together = magihook.redact_credentials(text)
-    assert magihook._named_full_re.cache_info().currsize == len(read)
+    assert magihook._named_full_re.cache_info().currsize >= 2       # the "k" and "p" leads at least
     assert together == apart
     assert apart.count(MARKER) > len(POSITIVES) // 2
+    monkeypatch.setattr(magihook, "_FULL_TEXT", len(text) + 1)
+    assert magihook.redact_credentials(text) == apart
 
 
 MIB = 1024 * 1024
@@ -255,7 +264,19 @@ def test_password_flags_without_their_command_are_not_taken(unit):
     start = time.process_time()
     assert magihook._password_flag_spans(text) == []
     assert time.process_time() - start < HANG_CPU_SECONDS
+
+
+@pytest.mark.parametrize("unit", [" -p x1y2z3w4 ", " -w secretpw "])
+def test_password_flags_without_their_command_are_kept(unit):
+    # -p / -w flags with no sshpass, docker ... login, ldap* (...) in the text name no password.
+    text = unit * (64 * 1024 // len(unit))
+    assert magihook.redact_credentials(text) == text
     assert magihook._password_flag_spans("sshpass -p x1y2z3w4 ssh host\n" + text[:256]) == [(11, 19)]
+
+
+def test_a_quoted_mysql_password_takes_everything_between_its_quotes():
+    text = "mysql -p'" * 7281
+    assert magihook.redact_credentials(text) == "mysql -p" + (MARKER + "mysql -p") * 3640 + "'"
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
@@ -304,11 +325,20 @@ def test_short_values_are_not_searched_elsewhere(project):
     assert bodies["request"]["password"]["kind"] == "credential"
 
 
-def test_what_the_first_step_removed_is_read_off_the_two_texts():
-    assert magihook._removed("a token=%s b" % S, "a token=%s b" % MARKER) == [S]
-    assert magihook._removed("x=%s;y=%s." % (S, S + "2"), "x=%s;y=%s." % (MARKER, MARKER)) == [S, S + "2"]
-    assert magihook._removed("no marker", "no marker") == []
-    assert magihook._removed("kept %s" % MARKER, "kept %s" % MARKER) == [MARKER]   # a placeholder: not noted
+def test_what_the_first_step_removed_is_read_off_its_spans():
+    assert magihook._redaction("a token=%s b" % S) == ("a token=%s b" % MARKER, [S])
+    assert magihook._redaction("token=%s secret=%s end" % (S, S + "2")) == (
+        "token=%s secret=%s end" % (MARKER, MARKER), [S, S + "2"])
+    assert magihook._redaction("no marker") == ("no marker", [])
+    assert magihook._redaction("kept %s" % MARKER) == ("kept %s" % MARKER, [])   # a marker is no secret
+    removals = {}
+    original = {"note": "a token=%s b" % S, "password": S + "3", "other": "copies: %s %s" % (S, S + "3")}
+    tree = magihook.redact_tree(original, removals)
+    assert tree["note"] == "a token=%s b" % MARKER and tree["password"]["kind"] == "credential"
+    assert removals == {"a token=%s b" % S: [S]}
+    looked = magihook.redact_second_look({"request": tree}, {"request": original}, removals)
+    assert looked["request"]["other"] == "copies: %s %s" % (MARKER, MARKER)
+    assert magihook.redact_second_look({"request": tree}, {"request": original}) == looked
 
 
 def test_argv_lists_are_read_as_one_command_line(project):
