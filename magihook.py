@@ -5135,6 +5135,33 @@ def _spawn_environment() -> Optional[Mapping[Any, Any]]:
         return data if isinstance(data, dict) else os.environ
 
 
+# POSIX's name for the working folder: its word is a password's abbreviation, its value never one.
+_WORKING_FOLDER_VARIABLE = "PWD"
+
+
+def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Optional[Mapping[str, str]]:
+    """The environment a hook starts with, from ENV (None: ours): all of it for a `full`-payload
+    hook; for a redacted one, without the variables whose names are credential-shaped (the
+    redactor's key rule: ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY...), since a hook
+    kept from the agent's secrets in its payload must not find them in its environment.  None
+    (ours, handed over as is) when nothing is left out."""
+    if payload_mode == "full":
+        return env
+    source = os.environ if env is None else env
+    dropped = [name for name in source if _is_credential_variable(name)]
+    if not dropped:
+        return env
+    kept = dict(source)
+    for name in dropped:
+        del kept[name]
+    return kept
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_credential_variable(name: str) -> bool:
+    return name != _WORKING_FOLDER_VARIABLE and is_credential_key(name)
+
+
 def _make_fds_private() -> bool:
     """Make the descriptors above 2 that this process inherited close-on-exec, as close_fds does
     in each child; True when done (Python opens none inheritable itself), False when they cannot
@@ -6691,7 +6718,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
             gate.checkpoint()
         with SignalsHeld():
             try:
-                process = start_hook(command, cwd, dialect_env(hook, event),
+                process = start_hook(command, cwd, hook_environment(hook.payload, dialect_env(hook, event)),
                                      owns_process=run.owns_process)
             except (OSError, ValueError) as exc:
                 return HookOutcome(CATEGORY_RUNNER, _spawn_failure(exc, cwd),
