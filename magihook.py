@@ -509,6 +509,15 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                     "type": "boolean",
                     "default": False,
                 },
+                "redact_tool_output": {
+                    "description": (
+                        "Redact credential-shaped substrings of every tool result before the "
+                        "model is sent it (after_tool's tool_result); while on, a write or "
+                        "hash_edit whose new content holds a redaction marker is blocked."
+                    ),
+                    "type": "boolean",
+                    "default": False,
+                },
                 "injected_content": {
                     "description": "Visibility of provider context injection rows (display only).",
                     "type": "object",
@@ -1176,6 +1185,7 @@ class Settings:
     found_by: Optional[str] = None
     enabled: bool = False
     show_in_tui: bool = False
+    redact_tool_output: bool = False
     injected_content: InjectedContentDisplay = InjectedContentDisplay()
     # The INHERITED_SETTINGS rows, by hand for the type checker; a test pins them to the table.
     payload: str = HOOK_DEFAULTS["payload"]
@@ -1606,6 +1616,7 @@ def settings_from_document(
         found_by=found_by,
         enabled=bool(hooks.get("enabled", False)),
         show_in_tui=bool(hooks.get("show_in_tui", False)),
+        redact_tool_output=bool(hooks.get("redact_tool_output", False)),
         injected_content=InjectedContentDisplay(
             show_in_transcript=bool(shown.get("show_in_transcript", False)),
             show_in_activity_tree=bool(shown.get("show_in_activity_tree", False)),
@@ -1697,6 +1708,7 @@ def settings_document(
     hooks: Dict[str, Any] = {
         "enabled": settings.enabled,
         "show_in_tui": settings.show_in_tui,
+        "redact_tool_output": settings.redact_tool_output,
         "injected_content": {
             "show_in_transcript": settings.injected_content.show_in_transcript,
             "show_in_activity_tree": settings.injected_content.show_in_activity_tree,
@@ -4607,6 +4619,10 @@ class _TreeRedactor:
                 self.strings[text] = redacted
         return redacted
 
+    def hidden(self, kind: str, item: Any) -> Any:
+        """What a value under a sensitive key becomes: its summary."""
+        return redaction_summary(kind, item)
+
     def tree(self, value: Any) -> Any:
         if isinstance(value, dict):
             redacted = {}
@@ -4618,7 +4634,7 @@ class _TreeRedactor:
                         secret_value = _holds_secret_value(value)
                     kind = "credential" if secret_value else None
                 if kind is not None and item is not None:
-                    redacted[sent] = redaction_summary(kind, item)
+                    redacted[sent] = self.hidden(kind, item)
                 else:
                     redacted[sent] = self.tree(item)
             return redacted
@@ -4628,13 +4644,42 @@ class _TreeRedactor:
                 flag = value[index - 1] if index else None
                 if item is not None and isinstance(flag, str) and flag.startswith("-") and (
                         _names_a_credential(flag.lstrip("-"))):
-                    redacted_items.append(redaction_summary("credential", item))
+                    redacted_items.append(self.hidden("credential", item))
                 else:
                     redacted_items.append(self.tree(item))
             return redacted_items
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+class _ResultRedactor(_TreeRedactor):
+    """redact_tool_result's walk: the shape and every string kept for the model to read, only a
+    value under a credential name is replaced, by markers of its strings."""
+
+    def hidden(self, kind: str, item: Any) -> Any:
+        return _marked(item) if kind == "credential" else self.tree(item)
+
+
+def _marked(value: Any) -> Any:
+    """VALUE, held under a credential name, with each of its strings a redaction marker."""
+    if isinstance(value, str):
+        return REDACTION_MARKER
+    if isinstance(value, dict):
+        return {key: _marked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_marked(item) for item in value]
+    return value
+
+
+def redact_tool_result(result: Mapping[str, Any]) -> Dict[str, Any]:
+    """The tool result the model is sent under hooks.redact_tool_output: the same object, with
+    credential-shaped substrings of its content and of every other string redacted, a value under
+    a credential name redacted whole, and every copy of a secret so found redacted as well (the
+    redacted-payload rules, without summaries: the model must read the rest)."""
+    redacted = _ResultRedactor().tree(result)
+    looked: Dict[str, Any] = redact_second_look({"result": redacted}, {"result": result})["result"]
+    return looked
 
 
 def _holds_secret_value(value: Mapping[str, Any]) -> bool:
@@ -6467,6 +6512,7 @@ class PhaseRun:
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
         self.context_items: List[Dict[str, str]] = []
+        self.blocked_content = BLOCKED_CONTENT  # the sentence a blocked call's result holds
         # payload mode -> (bodies, their JSON): the same for every hook of the call, so a big
         # event is redacted and dumped once, not once a hook.
         self.bodies: Dict[str, Tuple[Dict[str, Any], bytes]] = {}
@@ -6535,7 +6581,8 @@ def run_phase(
     event         the DESIGN.md input object as parsed JSON: dicts with string keys, lists (or
                   tuples), str, int, finite float, bool, None.  Anything else, or a malformed
                   event, raises InputError naming the JSON path.  The event is not modified;
-                  after a tool, the result's `tool_result` is the event's `result` object itself.
+                  after a tool, the result's `tool_result` is the event's `result` object itself
+                  (unless hooks.redact_tool_output is on).
     session_path  also append every event to this JSON Lines file (see SessionFile).  If it
                   cannot be written, a warning says so and the call goes on.
     cwd           what a relative or missing `context.cwd` is resolved against (os.getcwd()).
@@ -6543,7 +6590,9 @@ def run_phase(
 
     Nothing is kept between calls and nothing is left behind: every hook process group is ended
     and reaped, every pipe and file closed and every payload_ref folder removed, whether the call
-    returns or raises.  Several threads may call it at once.  Hooks inherit os.environ.
+    returns or raises.  Several threads may call it at once.  Hooks inherit os.environ, less
+    its credential-shaped variables for a redacted-payload hook (hook_environment).  With
+    `hooks.redact_tool_output`, an after_tool result's `tool_result` is a redacted copy instead.
     """
     problem = _json_event_problem(event)
     if problem is not None:
@@ -6566,11 +6615,34 @@ def _run_phase(
         _sweep_once()
     run = PhaseRun(settings, session, on_row, owns_process)
     try:
-        verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
-                   else _refuse_untrusted(run, hooks, tool_event))
+        if settings.redact_tool_output and writes_a_marker(tool_event):
+            run.blocked_content = MARKER_WRITE_CONTENT
+            verdict = "block"
+        else:
+            verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
+                       else _refuse_untrusted(run, hooks, tool_event))
     finally:
         run.close()
     return result_document(run, tool_event, verdict)
+
+
+# What the model reads when it writes a marker back: it stands for a credential it was not shown,
+# and writing it would replace the real value in the file.
+MARKER_WRITE_CONTENT = (
+    "This tool call was blocked by local hook policy: its new content holds %s, which stands for "
+    "a credential hidden from you; write the file without it." % REDACTION_MARKER)
+
+
+def writes_a_marker(event: ToolEvent) -> bool:
+    """A write or hash_edit (before the tool) whose new content holds a redaction marker: the
+    `content` of a write, the added lines (`+`) of a hash_edit's patch."""
+    if event.phase != "before_tool" or event.tool_name not in ("write", "hash_edit"):
+        return False
+    new = event.request.get("content" if event.tool_name == "write" else "input")
+    if not isinstance(new, str) or REDACTION_MARKER not in new:
+        return False
+    return event.tool_name == "write" or any(
+        line.startswith("+") and REDACTION_MARKER in line for line in new.split("\n"))
 
 
 _SWEPT: List[bool] = []  # the magihook command sweeps once, before its first hook
@@ -6766,10 +6838,11 @@ def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
 def result_document(run: PhaseRun, event: ToolEvent, verdict: str) -> PhaseResult:
     """The one JSON result (DESIGN.md "The result")."""
     if event.phase == "after_tool":
-        tool_result: Any = event.result
+        tool_result: Any = (redact_tool_result(event.result) if run.settings.redact_tool_output
+                            and event.result is not None else event.result)
     elif verdict == "block":
         tool_result = {"tool_name": event.tool_name, "call_id": event.call_id, "success": False,
-                       "blocked": True, "content": BLOCKED_CONTENT}
+                       "blocked": True, "content": run.blocked_content}
     else:
         tool_result = None
     return {
