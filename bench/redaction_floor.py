@@ -38,7 +38,7 @@ SYNTAX_LITERALS = ("</", "kind", " -", "set", "password", "sig", "code=", "key="
 
 def literals():
     names = [literal for stems in magihook._stem_literals().values() for literal in stems]
-    return names, list(magihook._prefixed_leads()), list(SYNTAX_LITERALS)
+    return names, list(magihook._PREFIXED_LEADS), list(SYNTAX_LITERALS)
 
 
 def best(fn, repeat):
@@ -75,7 +75,7 @@ COMPILE = """import sys, time
 sys.path.insert(0, %r)
 import magihook as m
 start = time.process_time()
-for lead in m._prefixed_leads():
+for lead in m._PREFIXED_LEADS:
     m._prefixed_re(lead)
 for lead in m._named_leads():
     m._named_lead_re(lead)

@@ -3,13 +3,9 @@ redacted, every near miss kept byte for byte, the table well-formed, look-alikes
 import os
 import random
 import re
-import shutil
-import subprocess
 import sys
-import time
 
 import pytest
-from conftest import cpu_ratio
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -44,70 +40,54 @@ def test_every_vendor_the_issue_names_has_a_rule():
 
 
 def test_rules_are_frozen_records():
-    with pytest.raises(magihook.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         RULES[0].id = "x"
-    assert magihook.token_rules() is RULES      # built once, on first use
+    assert magihook.token_rules() is RULES is magihook.TOKEN_RULES
 
 
 @pytest.mark.parametrize("rule", RULES, ids=_ids)
 def test_rule_is_well_formed(rule):
     assert rule.example and rule.near_miss
-    assert rule.prefixes or rule.lead, "a rule without a prefix names its lead"
-    lead = magihook._rule_lead(rule)
-    assert all(lead in prefix for prefix in rule.prefixes)
+    assert isinstance(rule.prefixes, tuple) and all(isinstance(p, str) and p for p in rule.prefixes)
+    assert all(rule.lead in prefix for prefix in rule.prefixes)
     magihook._rule_kind(rule)                   # raises when its prefixes lead differently
     re.compile(magihook._rule_branch(rule))
     for part in rule.shape:
-        assert isinstance(part, str) or (len(part) == 3 and 0 <= part[1] <= part[2])
+        assert isinstance(part, str) or (len(part) == 3 and 0 <= part[1] <= part[2]), part
+        if not isinstance(part, str):
+            re.compile("[%s]" % part[0])
+    assert rule.checksum in ("", "crc32") and isinstance(rule.back, int) and rule.end in (True, False)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=_ids)
+def test_a_rule_without_prefixes_names_its_needles_and_its_example_holds_them(rule):
+    # A short text runs only the rules whose needles it holds: a token without one would be missed.
+    assert bool(rule.needles) != bool(rule.prefixes), "needles: a rule's prefixes, else its own"
+    needles = rule.prefixes or rule.needles
+    assert all(isinstance(n, str) and n for n in needles)
+    assert any(n in rule.example for n in needles)
+    assert rule.lead in rule.example
+
+
+def test_a_rule_whose_prefixes_lead_differently_is_refused():
+    rule = magihook.TokenRule("acme-key", "_", ("acme_", "acme_x-"), (("A-Z", 32, 32),), "x", "y")
+    with pytest.raises(ValueError, match="token rule acme-key: its prefixes must lead alike"):
+        magihook._rule_kind(rule)
+
+
+def test_each_lead_compiles_and_names_its_rules_by_id():
+    for lead in magihook._PREFIXED_LEADS:
+        groups = magihook._prefixed_re(lead).groupindex
+        rules = magihook._LEAD_RULES[lead]
+        assert [rule.lead for rule in rules] == [lead] * len(rules)
+        for rule in rules:
+            assert "rule_" + rule.id.replace("-", "_") in groups
+    assert sum(map(len, magihook._LEAD_RULES.values())) == len(RULES)
 
 
 def test_leads_stay_few():
     # Every lead is one more pass over every text: new rules reuse the leads there are.
-    assert len(magihook._prefixed_leads()) <= 12
-
-
-def test_a_first_call_reads_off_the_lines_what_the_records_hold():
-    # A first call groups the rows by their -- led by "X" headers and reads only their needles
-    # off the lines (_row_needles): the records, read column by column, must agree.
-    seen = []
-    for lead in magihook._prefixed_leads():
-        rules = magihook._lead_rules(lead)      # raises for a row under another lead's header
-        assert [magihook._rule_lead(rule) for rule in rules] == [lead] * len(rules)
-        assert magihook._lead_needles(lead) == tuple(
-            magihook._needles(rule.prefixes, lead, rule.pattern) for rule in rules)
-        seen.extend(rule.id for rule in rules)
-    assert sorted(seen) == sorted(rule.id for rule in RULES)
-
-
-@pytest.fixture
-def table(monkeypatch):
-    """Set TOKEN_RULES to a table of one's own, the caches of the old one cleared (and again
-    afterwards)."""
-    caches = [magihook._token_lines, magihook._lead_blocks, magihook._lead_rows,
-              magihook._lead_rules, magihook._row_rule]
-
-    def use(text):
-        monkeypatch.setattr(magihook, "TOKEN_RULES", text)
-        for cache in caches:
-            cache.cache_clear()
-    yield use
-    monkeypatch.undo()
-    for cache in caches:
-        cache.cache_clear()
-
-
-ROW = "acme-key | acme_ | AN{32} | x | y | -"
-
-
-def test_a_row_under_another_leads_header_is_named_by_its_line(table):
-    table('\n-- led by "_" --\n' + ROW + '\n-- led by "-" --\n' + ROW.replace("acme_", "acme-"))
-    assert [rule.id for rule in magihook._lead_rules("-")] == ["acme-key"]
-    table('\n-- led by "-" --\n# a comment\n' + ROW + "\n")
-    with pytest.raises(ValueError, match=r"TOKEN_RULES line 4 \(acme-key\): led by '_', under the header of '-'"):
-        magihook._lead_rules("-")
-    table("\n" + ROW + '\n-- led by "_" --\n')
-    with pytest.raises(ValueError, match="a row before the first"):
-        magihook._prefixed_leads.__wrapped__()
+    assert len(magihook._PREFIXED_LEADS) <= 12
 
 
 # ---- examples and near misses ------------------------------------------------------
@@ -219,7 +199,7 @@ def test_base64_of_a_jwt_is_redacted_and_other_base64_kept():
 
 def _spans_of_every_rule(text):
     spans = []
-    for lead in magihook._prefixed_leads():
+    for lead in magihook._PREFIXED_LEADS:
         for m in magihook._prefixed_re(lead).finditer(text):
             span = magihook._accept_prefixed(text, m)
             if span is not None:
@@ -229,9 +209,9 @@ def _spans_of_every_rule(text):
 
 def _spans_of_picked_rules(text):
     spans = []
-    for lead in magihook._prefixed_leads():
+    for lead in magihook._PREFIXED_LEADS:
         needles = magihook._lead_needles(lead)
-        picked = tuple(i for i, ns in enumerate(needles) if any(n in text for n in ns))
+        picked = tuple(i for i, (ns, _) in enumerate(needles) if any(n in text for n in ns))
         if picked:
             for m in magihook._picked_re(lead, picked).finditer(text):
                 span = magihook._accept_prefixed(text, m)
@@ -253,52 +233,26 @@ def test_picking_rules_finds_what_every_rule_finds(text):
 
 def test_a_path_compiles_no_token_rule():
     path = "/home/dev/my_project/src/some-file.name_v2.tar.gz"
-    leads = [lead for lead in magihook._prefixed_leads() if lead in path]
+    leads = [lead for lead in magihook._PREFIXED_LEADS if lead in path]
     assert set(leads) >= {"_", "-", "."}
     for lead in leads:
         needles = magihook._lead_needles(lead)
-        picked = [magihook._lead_rules(lead)[i].id for i, ns in enumerate(needles) if any(n in path for n in ns)]
+        picked = [magihook._LEAD_RULES[lead][i].id for i, (ns, _) in enumerate(needles) if any(n in path for n in ns)]
         # A Discord bot token holds no literal but its dots; Airtable's holds "pat" (the
-        # literal of the lookbehind its pattern starts with), which the path lacks.
+        # literal its pattern's lookbehind starts with), which the path lacks.
         assert picked in ([], ["discord-bot-token"]), picked
 
 
 def test_a_rule_whose_pattern_starts_behind_the_lead_is_picked_by_that_literal():
     rule = next(rule for rule in RULES if rule.id == "airtable-pat")
-    assert rule.pattern.startswith("(?<=pat")
-    assert magihook._needles(rule.prefixes, ".", rule.pattern) == ("pat",)
-    assert magihook._needles((), ".", r"(?<=[A-Za-z0-9]{14}\.)x") == (".",)   # no literal: the lead
+    assert rule.pattern.startswith("(?<=pat") and rule.needles == ("pat",)
     assert _spans_of_picked_rules("see " + rule.example) == _spans_of_every_rule("see " + rule.example) != []
 
 
-def _cpu(fn, *args):
-    start = time.process_time()
-    fn(*args)
-    return time.process_time() - start
-
-
-def test_a_short_text_costs_a_fraction_of_compiling_its_leads(monkeypatch):
-    # CPU time, a ratio: a short path string with "_", "-" and "." in it must not pay for
-    # compiling every rule of those leads (what a one-hook write or ffgrep call would pay).
-    path = "/home/dev/my_project/src/some-file.name_v2.py"
-    leads = [lead for lead in magihook._prefixed_leads() if lead in path]
-    monkeypatch.setattr(magihook, "_LEAD_RES", {})
-    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
-    magihook._picked_re.cache_clear()
-    re.purge()
-    short = _cpu(magihook._prefixed_spans, path)
-    re.purge()
-    full = _cpu(lambda: [magihook._lead_regex(lead, magihook._lead_rules(lead)) for lead in leads])
-    print("short text %.3f ms, compiling its leads %.3f ms" % (short * 1000, full * 1000))
-    assert short < full / 10
-
-
-def test_a_rule_led_by_its_lead_alone_is_picked_only_where_a_token_can_start(monkeypatch):
+def test_a_rule_led_by_its_lead_alone_is_picked_only_where_a_token_can_start():
     # A Discord bot token's only literal is its dots, a Facebook token's its "|": a path or a
     # grep pattern holds them, and compiling those rules is most of what a write or ffgrep call
     # would pay.  They are picked where _accept_prefixed could take a token at the lead.
-    monkeypatch.setattr(magihook, "_LEAD_RES", {})
-    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
     magihook._picked_re.cache_clear()
     for text in ("/home/dev/my_project/src/some-file.name_v2.py", "grep -E 'get_token|refresh' src",
                  "v1.2.3 -> v1.2.4 (see docs/release.notes.md)"):
@@ -313,137 +267,60 @@ def test_a_rule_led_by_its_lead_alone_is_picked_only_where_a_token_can_start(mon
     assert magihook.redact_credentials(dots + discord) == dots + magihook.REDACTION_MARKER
 
 
-def test_start_checks_are_read_off_the_rows_as_the_records_say():
-    for lead in magihook._prefixed_leads():
-        checks = [magihook._row_start_check(number) for number in magihook._lead_rows(lead)]
-        for rule, check in zip(magihook._lead_rules(lead), checks):
-            expected = None if rule.prefixes else magihook._START_CHECKS.get(rule.context)
-            assert check is expected, rule.id
-    assert sum(magihook._row_start_check(number) is not None for lead in magihook._prefixed_leads()
-               for number in magihook._lead_rows(lead)) == 3
+def test_many_short_texts_never_compile_a_whole_lead():
+    # Which rules run is decided by the text alone: a thousand short texts before it change
+    # nothing, neither what a text compiles nor what it redacts.
+    magihook._prefixed_re.cache_clear()
+    token = "ghp_" + "CzAbbbWoQoEyJT8UPgzunzF2vSHHkJ3puRuF"
+    first = magihook.redact_credentials("file_0000.txt " + token)
+    for i in range(1000):
+        assert magihook.redact_credentials("file_%04d.txt" % i) == "file_%04d.txt" % i
+    assert magihook.redact_credentials("file_0000.txt " + token) == first == "file_0000.txt " + MARKER
+    assert magihook._prefixed_re.cache_info().currsize == 0
 
 
-def test_many_short_texts_end_up_on_the_full_regex(monkeypatch):
-    # Picking costs a text its length plus _PICK_COST; once a lead has spent _PICK_BUDGET on
-    # it, the next text compiles all its rules.
-    monkeypatch.setattr(magihook, "_LEAD_RES", {})
-    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
-    texts = ["file_%04d.txt" % i for i in range(1000)]
-    picks = -(-magihook._PICK_BUDGET // (len(texts[0]) + magihook._PICK_COST))
-    for text in texts[:picks]:
-        magihook.redact_credentials(text)
-    assert "_" not in magihook._LEAD_RES
-    magihook.redact_credentials(texts[picks])
-    assert "_" in magihook._LEAD_RES
-
-
-def test_a_page_of_output_picks_its_rules_and_a_longer_text_compiles_them(monkeypatch):
+def test_a_page_of_output_picks_its_rules_and_a_longer_text_compiles_them():
     # A tool's output of a few pages compiles only the rules whose needle it holds (compiling
-    # all of "_" and "-" costs a fresh process ~20 ms); from _PICK_TEXT on, a lead compiles all.
-    monkeypatch.setattr(magihook, "_LEAD_RES", {})
-    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
+    # all of "_" and "-" costs a fresh process more than the rest: bench/README.md); from
+    # _PICK_TEXT on, a lead compiles all.
+    magihook._prefixed_re.cache_clear()
     line = "2026-12-01 build_step-%d ok: wrote dist/app_v2.tar.gz\n"
     page = "".join(line % i for i in range(magihook._PICK_TEXT // 60))
     assert magihook._SHORT_TEXT < len(page) < magihook._PICK_TEXT
     token = "ghp_" + "CzAbbbWoQoEyJT8UPgzunzF2vSHHkJ3puRuF"
     assert magihook.redact_credentials(page + token) == page + magihook.REDACTION_MARKER
-    assert magihook._LEAD_RES == {}
+    assert magihook._prefixed_re.cache_info().currsize == 0
     longer = page * 2
     assert len(longer) >= magihook._PICK_TEXT
     assert magihook.redact_credentials(longer + token) == longer + magihook.REDACTION_MARKER
-    assert {"_", "-", "."} <= set(magihook._LEAD_RES)
+    assert magihook._prefixed_re.cache_info().currsize >= 3     # "_", "-" and "." at least
 
 
-# ---- speed: CPU-time ratios, never wall-clock bounds ---------------------------------------
+# ---- adversarial input: finished, and redacted as ordinary text is ------------------------
+# (Its cost per MiB is a bench figure: bench/bench_redact.py, bench/README.md.)
 
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
-import corpus  # noqa: E402
-
-MIB = 1024 * 1024
-
-
-def _lead_scan(text):
-    # What one pass per lead costs at the least: the engine finds the lead, the pattern fails.
-    for pattern in _BARE:
-        for _ in pattern.finditer(text):
-            pass
-
-
-_BARE = [re.compile(re.escape(lead) + "(?!)") for lead in magihook._prefixed_leads()]
-
-
-@pytest.mark.parametrize("kind", list(corpus.KINDS) + ["mixed"])
-def test_the_whole_table_costs_little_more_than_scanning_for_its_leads(kind):
-    # ~170 rules, yet each lead is still one pass: a few times the cost of finding the leads.
-    text = corpus.text(kind, MIB)
-    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text))
-    print("%s: %.2f× the lead scan" % (kind, ratio))
-    assert ratio <= 4
-
-
-def test_the_floor_bench_measures_every_kind_against_the_budget():
-    # bench/redaction_floor.py reads the module's own passes (leads, stems): it must keep
-    # running as they change, and print a row of figures for every kind and the compile cost.
-    done = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "bench", "redaction_floor.py"),
-                           "--quick"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    rows = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines() if line.startswith("  ")}
-    for kind in list(corpus.KINDS) + ["mixed"]:
-        assert len(rows[kind]) == 7 and all(float(figure) >= 0 for figure in rows[kind]), rows.get(kind)
-        assert 0 < int(rows[kind][2]) <= 31
-    assert re.search(r"compiling every pattern of a long text, fresh process: [0-9.]+ ms CPU", done.stdout)
-
-
-
-@pytest.mark.skipif(shutil.which("valgrind") is None, reason="bench/instructions.py counts with valgrind")
-def test_the_instruction_bench_counts_the_same_twice():
-    # What bench/instructions.py is for: a figure that a busy machine does not move.  The same
-    # module as candidate and as base, counted one after the other, agrees to a hundredth.
-    argv = [sys.executable, os.path.join(os.path.dirname(HERE), "bench", "instructions.py"), "--kinds", "log",
-            "--size", "65536", "--base", magihook.__file__]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    row = done.stdout.splitlines()[2].split("|")
-    assert row[1].strip() == "log"
-    count, base, ratio = float(row[2]), float(row[3]), float(row[4])
-    assert 50 < count < 1000 and abs(base / count - 1) < 0.01 and abs(ratio - 1) < 0.01, row
-
-
-def test_tokens_cost_linear_time():
-    small, _ = corpus.with_secrets(corpus.text("mixed", MIB, seed=1))
-    large, _ = corpus.with_secrets(corpus.text("mixed", 4 * MIB, seed=4))
-    growth = cpu_ratio(lambda: magihook._prefixed_spans(large), lambda: magihook._prefixed_spans(small),
-                       rounds=3) * len(small) / len(large)
-    print("per character, 4 MiB vs 1 MiB: %.2f×" % growth)
-    assert growth <= 1.5
-
-
+KIB64 = 64 * 1024
+MARKERS = {"sas": "?sig=" + MARKER, "tilde": MARKER + "~1Q~1Q~1Q~1Q~1Q~1Q~1Q~1Q~",
+           "sas_fakes": ("&sig=" + MARKER) * (KIB64 // 53)}
 ADVERSARIAL = {
-    "separators": "ab_" * (MIB // 3), "dashes": "ab-cd" * (MIB // 5), "prefixes": "sk_live_" * (MIB // 8),
-    "glued": ("ghp_" + "a" * 36 + "_") * (MIB // 41), "sas": "?sig=" + "A%2B" * (MIB // 4),
-    "percent": "%3D" * (MIB // 3),
-    "percent_space": "%3D " * (MIB // 4),
-    "sas_fakes": ("&sig=" + "a" * 45 + "%3D") * (MIB // 53), "bang": "00D" + "a" * 12 + "!" * (MIB // 2),
-    "tilde": "1Q~" * (MIB // 3),
-    "dots": "a." * (MIB // 2), "ado": ("a" * 52 + "JQQJ99") * (MIB // 58), "eyJ": "eyJrIjoi" * (MIB // 8),
+    "separators": "ab_" * (KIB64 // 3), "dashes": "ab-cd" * (KIB64 // 5), "prefixes": "sk_live_" * (KIB64 // 8),
+    "glued": ("ghp_" + "a" * 36 + "_") * (KIB64 // 41), "sas": "?sig=" + "A%2B" * (KIB64 // 4),
+    "percent": "%3D" * (KIB64 // 3),
+    "percent_space": "%3D " * (KIB64 // 4),
+    "sas_fakes": ("&sig=" + "a" * 45 + "%3D") * (KIB64 // 53), "bang": "00D" + "a" * 12 + "!" * (KIB64 // 2),
+    "tilde": "1Q~" * (KIB64 // 3),
+    "dots": "a." * (KIB64 // 2), "ado": ("a" * 52 + "JQQJ99") * (KIB64 // 58), "eyJ": "eyJrIjoi" * (KIB64 // 8),
+    "passout": " -passout pass:" * (KIB64 // 15),
 }
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_adversarial_input_costs_a_few_passes(name):
+def test_adversarial_input_is_kept_or_loses_only_its_secret_shaped_part(name):
     text = ADVERSARIAL[name]
-    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text), rounds=2)
-    print("%s: %.1f× the lead scan" % (name, ratio))
-    assert ratio <= 100
+    assert magihook.redact_credentials(text) == MARKERS.get(name, text)
 
 
-def test_a_context_rule_costs_little_where_its_command_is_absent():
-    # 1 MiB of openssl's " -passout pass:" is 65,536 matches of mysql's -p rule: with no mysql
-    # in the text, each is rejected without reading its line (it cost ~70x the lead scan).
-    text = " -passout pass:" * (MIB // 15)
-    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text), rounds=3)
-    print("-passout: %.1f× the lead scan" % ratio)
-    assert ratio <= 35
-    # The command still counts on its own line, and only there.
-    assert magihook.redact_credentials("mysql -u app -pQE8FQumlIlKM5LLO\n" + text[:64]) == \
-        "mysql -u app -p<redacted:credential>\n" + text[:64]
+def test_a_context_rule_counts_its_command_on_its_own_line_only():
+    text = " -passout pass:" * 8
+    assert magihook.redact_credentials("mysql -u app -pQE8FQumlIlKM5LLO\n" + text) == \
+        "mysql -u app -p<redacted:credential>\n" + text
