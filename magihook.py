@@ -4401,14 +4401,14 @@ def _marked(value: Any) -> Any:
     return value
 
 
-def redact_tool_result(result: Mapping[str, Any]) -> Dict[str, Any]:
-    """The tool result the model is sent under hooks.redact_tool_output: the same object, with
-    credential-shaped substrings of its content and of every other string redacted, a value under
-    a credential name redacted whole, and every copy of a secret so found redacted as well (the
-    redacted-payload rules, without summaries: the model must read the rest)."""
+def redact_tool_result(result: Any) -> Any:
+    """The tool result the model is sent under hooks.redact_tool_output (or an agent's own
+    tool_response, for adapt): the same JSON value, with credential-shaped substrings of its
+    content and of every other string redacted, a value under a credential name redacted whole,
+    and every copy of a secret so found redacted as well (the redacted-payload rules, without
+    summaries: the model must read the rest)."""
     redacted = _ResultRedactor().tree(result)
-    looked: Dict[str, Any] = redact_second_look({"result": redacted}, {"result": result})["result"]
-    return looked
+    return redact_second_look({"result": redacted}, {"result": result})["result"]
 
 
 def _holds_secret_value(value: Mapping[str, Any]) -> bool:
@@ -6856,6 +6856,24 @@ def _gemini_result(tool: str, llm_content: str, success: bool) -> Dict[str, Any]
     return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
 
 
+# How much of a redacted output a Gemini deny reason carries, in characters, and what says the rest
+# was cut.
+GEMINI_REASON_MAX_CHARS = 64 * 1024
+GEMINI_TRUNCATED = "\n[... output truncated by magihook: %d characters not shown ...]"
+
+
+def _gemini_truncated(text: str) -> str:
+    """TEXT cut to GEMINI_REASON_MAX_CHARS, the <untrusted_context> wrapper kept around it."""
+    if len(text) <= GEMINI_REASON_MAX_CHARS:
+        return text
+    opening, closing = _GEMINI_UNTRUSTED
+    wrapped = text.startswith(opening) and text.endswith(closing)
+    inner = text[len(opening):-len(closing)] if wrapped else text
+    keep = GEMINI_REASON_MAX_CHARS - (len(opening) + len(closing) if wrapped else 0)
+    cut = inner[:keep] + GEMINI_TRUNCATED % (len(inner) - keep)
+    return opening + cut + closing if wrapped else cut
+
+
 def _gemini_shell_output(content: str) -> Tuple[str, bool]:
     """(output without the process-id lines, whether Gemini says the command failed: a
     non-zero `Exit Code:`, a `Signal:`, or cancelled).  Gemini's sections follow the `Output:`
@@ -6927,16 +6945,46 @@ SETTINGS_BROKEN_CONTENT = (
 
 
 def agent_answer(agent: str, result: Mapping[str, Any],
-                 event_name: Optional[str] = None) -> Optional[Dict[str, Any]]:
+                 event_name: Optional[str] = None, response: Any = None) -> Optional[Dict[str, Any]]:
     """A magihook result as the agent's hook answer; None (print nothing) for a plain continue.
 
     `event_name`: the agent's event being answered (default: the phase's first event).  Never
     "allow": that would skip the agent's own permission prompt.  Warnings go in the agent's
-    user-visible field only.
+    user-visible field only.  `response`: the agent's tool_response, given when
+    hooks.redact_tool_output is on; if redacting it changes it, the answer also replaces the
+    output where the agent can, and tells the user where it cannot.
     """
     spoken = agent_named(agent)
+    event_name = event_name or spoken.event_name(result["phase"])
+    answer = _verdict_answer(spoken, result, event_name)
+    warnings = list(result["warnings"])
+    redacted = redact_tool_result(response) if response is not None else None
+    if redacted is not None and redacted != response:
+        replacing = spoken.redacted_output_answer(event_name, redacted)
+        if replacing is None:
+            warnings.append(OUTPUT_NOT_REPLACED % spoken.title)
+        else:
+            answer = _merged(answer or {}, replacing)
+    return spoken.with_user_message(answer or {}, warnings) or None
+
+
+# What the user is told when an agent cannot take a redacted output (never the model).
+OUTPUT_NOT_REPLACED = ("redact_tool_output: %s cannot replace this tool's output, so the "
+                       "credentials in it were not redacted")
+
+
+def _merged(answer: Dict[str, Any], more: Mapping[str, Any]) -> Dict[str, Any]:
+    """ANSWER with MORE's fields; an object both have (hookSpecificOutput) gets both's keys."""
+    merged = dict(answer)
+    for key, value in more.items():
+        both = isinstance(merged.get(key), dict) and isinstance(value, dict)
+        merged[key] = dict(merged[key], **value) if both else value
+    return merged
+
+
+def _verdict_answer(spoken: Agent, result: Mapping[str, Any], event_name: str) -> Optional[Dict[str, Any]]:
+    """The answer a result's verdict (and context items) call for."""
     phase, verdict = result["phase"], result["verdict"]
-    event_name = event_name or spoken.event_name(phase)
     answer: Optional[Dict[str, Any]] = None
     if verdict == "block":
         answer = spoken.deny_answer(event_name, result["tool_result"]["content"])
@@ -6947,7 +6995,7 @@ def agent_answer(agent: str, result: Mapping[str, Any],
         answer = spoken.context_answer(event_name, text)
     else:
         answer = spoken.allow_answer()
-    return spoken.with_user_message(answer or {}, result["warnings"]) or None
+    return answer
 
 
 def settings_error_answer(agent: str, event_name: str, error: MagihookError) -> Dict[str, Any]:
@@ -7373,6 +7421,11 @@ class Agent:
         """A magihook result as the agent's tool_response (dialect stdin)."""
         raise NotImplementedError
 
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        """The answer that has the model read REDACTED (the agent's tool_response, credentials
+        redacted) instead of the tool's output; None where the agent cannot replace it."""
+        raise NotImplementedError
+
     def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
         """The agent's own fields of every dialect stdin, after hook_event_name."""
         raise NotImplementedError
@@ -7419,7 +7472,7 @@ AGENT_BEHAVIOURS = (
     "session_id_variable", "message_field", "user_message_field", "permission_decision",
     "deny_needs_reason", "after_tool_deny_hides_result", "imports_settings", "deny_answer",
     "stop_answer", "fail_answer", "context_answer", "allow_answer", "settings_snippet", "result",
-    "edit_request", "edit_call", "tool_response", "dialect_fields",
+    "edit_request", "edit_call", "tool_response", "dialect_fields", "redacted_output_answer",
 )
 
 if TYPE_CHECKING:
@@ -7538,6 +7591,13 @@ class ClaudeCode(Agent):
     def tool_response(self, event: ToolEvent) -> Any:
         return _claude_tool_response(event)
 
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        # Taken only in the tool's own output shape (a wrong one silently sends the original):
+        # the redacted copy of tool_response is that.  A failed tool's error cannot be replaced.
+        if event_name in self.failed_tool_events:
+            return None
+        return {"hookSpecificOutput": {"hookEventName": event_name, "updatedToolOutput": redacted}}
+
     def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
         # the agent's own mode when it gave one (adapt), else the agents' default
         return {"permission_mode": context.get("permission_mode") or "default"}
@@ -7598,6 +7658,11 @@ class Codex(ClaudeCode):
 
     def tool_response(self, event: ToolEvent) -> Any:
         return (event.result or {}).get("content")
+
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        # A block's reason replaces the output and the turn goes on (updatedToolOutput is ignored).
+        text = redacted if isinstance(redacted, str) else dump_json(redacted).decode("utf-8")
+        return {"decision": "block", "reason": text}
 
     def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
         return dict(ClaudeCode.dialect_fields(self, context), model=context["model_id"] or "",
@@ -7689,6 +7754,15 @@ class GeminiCli(Agent):
 
     def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
         return {"timestamp": utc_timestamp()}
+
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        # A deny's reason replaces the output (the model gets it as {"error": reason}) and the
+        # turn goes on; Gemini does not truncate that path, so the reason is cut here, inside
+        # the <untrusted_context> wrapper that llmContent keeps.
+        text = redacted.get("llmContent") if isinstance(redacted, dict) else redacted
+        if not isinstance(text, str):
+            text = dump_json(redacted).decode("utf-8")
+        return {"decision": "deny", "reason": _gemini_truncated(text)}
 
     def request_extras(self, agent_tool: str, raw: Mapping[str, Any]) -> Dict[str, Any]:
         return _gemini_line_range(raw) if agent_tool == "read_file" else {}
@@ -9093,7 +9167,10 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
     try:
         result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
                            owns_process=_owns_process(options))
-        answer = agent_answer(agent, result, event_name)
+        replaced = (document.get("error" if event_name in agent_named(agent).failed_tool_events
+                                 else "tool_response")
+                    if settings.redact_tool_output and mapped[0] == "after_tool" else None)
+        answer = agent_answer(agent, result, event_name, replaced)
     except MagihookError:
         raise  # a bad event or usage: exit 2, as for `run`, not a bug to answer with a deny
     except Exception as exc:  # noqa: BLE001 - a bug must not let the tool run (exit 1 does, in Claude Code)

@@ -122,3 +122,83 @@ def test_a_marker_elsewhere_or_with_the_setting_off_is_not_blocked(redact, tool,
     document = {"hooks": {"redact_tool_output": redact}}
     result = magihook.run_phase(magihook.settings_from_document(document), "before_tool", before(tool, request_))
     assert (result["verdict"], result["tool_result"]) == ("continue", None)
+
+
+# --- adapt: each agent's model gets the redacted output ---------------------------------------------
+
+def adapt_answer(project, agent, document, redact=True, hooks=None):
+    settings = write_settings(project, dict({"redact_tool_output": redact}, **(hooks or {})))
+    done = run_cli("adapt", agent, "--config", str(settings), event=document, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def agent_stdin(project, event, tool, tool_input, **extra):
+    return dict({"session_id": "s1", "cwd": str(project), "hook_event_name": event, "tool_name": tool,
+                 "tool_input": tool_input}, **extra)
+
+
+CLAUDE_BASH = {"stdout": CONTENT, "stderr": "", "interrupted": False, "isImage": False}
+CLAUDE_READ = {"type": "text", "file": {"filePath": "/p/app.env", "content": CONTENT, "numLines": 7,
+                                        "startLine": 1, "totalLines": 7}}
+
+
+@pytest.mark.parametrize("tool, tool_input, response", [
+    ("Bash", {"command": "cat app.env"}, CLAUDE_BASH),
+    ("Read", {"file_path": "/p/app.env"}, CLAUDE_READ),
+])
+def test_claude_code_gets_updated_tool_output_in_the_tool_s_own_shape(project, tool, tool_input, response):
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", tool, tool_input,
+                                                         tool_response=response))
+    replaced = got["hookSpecificOutput"]["updatedToolOutput"]
+    assert got["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert json.dumps(replaced).replace(MARKER, "") == json.dumps(response).replace(GITHUB, "").replace(
+        AWS_SECRET, "")
+    assert GITHUB not in json.dumps(got) and AWS_SECRET not in json.dumps(got)
+
+
+def test_claude_code_context_and_replacement_share_hook_specific_output(project):
+    items = json.dumps({"context_items": [{"role": "user", "content": "note"}]})
+    install = write_script(project, "ctx.sh", "#!/bin/bash\necho '%s'\n" % items)
+    hooks = {"enabled": True, "after_tool": [{"command": str(install), "provider_context_injection": True}]}
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", "Bash", {"command": "x"},
+                                                         tool_response=CLAUDE_BASH), hooks=hooks)
+    assert set(got["hookSpecificOutput"]) == {"hookEventName", "additionalContext", "updatedToolOutput"}
+
+
+def test_nothing_to_redact_or_setting_off_answers_nothing(project):
+    plain = dict(CLAUDE_BASH, stdout="total 0\n")
+    assert adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", "Bash", {"command": "ls"},
+                                                          tool_response=plain)) is None
+    assert adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", "Bash", {"command": "x"},
+                                                          tool_response=CLAUDE_BASH), redact=False) is None
+
+
+def test_claude_code_failed_tool_output_cannot_be_replaced_and_the_user_is_told(project):
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUseFailure", "Bash",
+                                                         {"command": "x"}, error="Exit code 1\n" + CONTENT))
+    assert got == {"systemMessage": "magihook: redact_tool_output: Claude Code cannot replace this tool's "
+                                    "output, so the credentials in it were not redacted"}
+
+
+def test_codex_gets_a_block_whose_reason_is_the_redacted_output(project):
+    got = adapt_answer(project, "codex", agent_stdin(project, "PostToolUse", "Bash", {"command": "cat app.env"},
+                                                   tool_response=CONTENT))
+    assert got == {"decision": "block", "reason": CONTENT.replace(GITHUB, MARKER).replace(
+        AWS_SECRET, MARKER)}
+
+
+def test_gemini_gets_a_deny_whose_reason_is_the_redacted_llm_content_in_its_wrapper(project):
+    wrapped = "<untrusted_context>\n%s\n</untrusted_context>" % CONTENT
+    got = adapt_answer(project, "gemini", agent_stdin(project, "AfterTool", "read_file", {"file_path": "app.env"},
+                                                    tool_response={"llmContent": wrapped, "returnDisplay": ""}))
+    assert got == {"decision": "deny", "reason": wrapped.replace(GITHUB, MARKER).replace(AWS_SECRET, MARKER)}
+
+
+def test_gemini_reason_is_truncated_inside_the_wrapper():
+    long = "<untrusted_context>\n" + "x" * (magihook.GEMINI_REASON_MAX_CHARS * 2) + "\n</untrusted_context>"
+    cut = magihook._gemini_truncated(long)
+    assert cut.startswith("<untrusted_context>\nxxx") and cut.endswith(
+        "characters not shown ...]\n</untrusted_context>")
+    assert len(cut) < magihook.GEMINI_REASON_MAX_CHARS + 100
+    assert magihook._gemini_truncated("short") == "short"
