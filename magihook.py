@@ -2460,11 +2460,21 @@ _NON_CREDENTIAL_TAILS = frozenset((
     "provider", "source", "store", "manager", "strength", "stdin", "command",
     "cmd", "prompt", "ref", "arn", "user", "username", "host", "port",
     "server", "email", "reset", "rotation", "required", "schema", "header",
+    "http", "https",
 ))
+# Tokens that are cursors, not credentials: an API's page marker (AWS NextToken, Google
+# pageToken) and a request's idempotency key (AWS ClientToken), in the last two words of a name.
+_CURSOR_WORDS = frozenset((
+    "next", "page", "pagination", "continuation", "starting", "sync", "client", "idempotency",
+    "resume", "cursor", "marker",
+))
+# Words that hold a secret word and say there is none (sudoers' NOPASSWD:).
+_NEGATED_WORDS = frozenset(("nopasswd", "nopassword", "noauth"))
 # Placeholder values that mean "no secret here" (kept byte-for-byte).
 _PLACEHOLDER_WORDS = frozenset((
     "", "true", "false", "null", "none", "nil", "undefined", "changeme",
     "placeholder", "redacted", "masked", "hidden", "dummy", "example",
+    "read", "write", "inherit",       # GitHub Actions `id-token: write`, `secrets: inherit`
 ))
 # Unquoted words that are code, not values (expected_token: return x).
 _CODE_WORDS = frozenset((
@@ -2491,6 +2501,8 @@ def _key_words(key: str) -> Tuple[str, ...]:
 
 
 def _is_secret_word(word: str) -> bool:
+    if word in _NEGATED_WORDS:
+        return False
     if word in _SECRET_WORDS or word in _GLUED_PASS_WORDS:
         return True
     # Glued names (PGPASSWORD, authtoken) are one word after splitting.
@@ -2527,7 +2539,8 @@ def is_credential_key(key: object) -> bool:
         if words[-len(phrase):] == phrase:
             return True
     last = words[-1]
-    if last in _NON_CREDENTIAL_TAILS:
+    if last in _NON_CREDENTIAL_TAILS or (last in ("token", "tokens") and len(words) > 1
+                                         and words[-2] in _CURSOR_WORDS):
         return False
     if any(_is_secret_word(w) for w in words):
         return True
@@ -3512,6 +3525,14 @@ _code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)
 _MASK_CHARS = "*x.\u2022#-_"
 
 
+def is_aws_account_id(name: str, value: object) -> bool:
+    """An AWS account id under an account-id name (`"Account": "123456789012"` is no name, but
+    `AWSAccountId`, `account_id`, `OwnerAccountId` are): twelve digits that AWS documents as an
+    identifier, not a secret, in every ARN and CLI answer."""
+    return (isinstance(value, str) and len(value) == 12 and value.isdigit()
+            and _key_words(name)[-2:] == ("account", "id"))
+
+
 def _is_placeholder(value: str) -> bool:
     """Template references and masked values: not secrets, keep them."""
     v = value.strip()
@@ -3606,13 +3627,26 @@ def _judge_name(text: str, stem: int, name_end: int, context: str, memo: _NameMe
     by CONTEXT (text[stem - _CONTEXT:name_end], "" near the start) when that decides it."""
     full_start = _name_start(text, stem)
     name = None
+    after_colon = full_start > 0 and text[full_start - 1] == ":"
+    if after_colon and _in_arn(text, full_start):
+        return None                   # arn:aws:secretsmanager:...:secret:prod/db: a resource
     if full_start == 0 or text[full_start - 1] not in "{/":      # not ${TOKEN:-x}, not a path
         name = text[full_start:name_end].lstrip("-.")
         if not memo.verdict(name):
             name = None
-    if context and full_start > stem - _CONTEXT:
+    if context and full_start > stem - _CONTEXT and not after_colon:
         memo.judged(context, name)
     return name
+
+
+def _in_arn(text: str, pos: int) -> bool:
+    """POS is inside an Amazon Resource Name (`arn:PARTITION:SERVICE:...`), whose parts are
+    names of resources, never their secrets."""
+    start = pos - 1
+    limit = max(0, pos - 512)
+    while start > limit and text[start - 1] not in " \t\r\n\"'`=,([{<>":
+        start -= 1
+    return text.startswith("arn:", start)
 
 
 def _value_span(text: str, m: re.Match[str], name: str, stem: int,
@@ -3631,6 +3665,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int,
             start = scheme.end()
             value = text[start:end]
     if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, value):
+        return None
+    if is_aws_account_id(name, value):
         return None
     if group == "uv":
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
@@ -3694,7 +3730,8 @@ def _looks_secret(value: str) -> bool:
         return False                          # created_at_2024, user-name: words, not a key
     if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
         return True
-    return len(value) >= 16 and value.lower() != value and value.upper() != value
+    return (len(value) >= 16 and value.lower() != value and value.upper() != value
+            and not _is_identifier(value))
 
 
 _slug_re = _lazy_re(r"[a-z]{2,}(?:[_.-][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+")
@@ -4101,8 +4138,27 @@ def _copies(text: str, values: Sequence[str], known: Any = ()) -> List[Tuple[int
 
 
 def _repeatable(text: str, spans: Sequence[Tuple[int, int]]) -> List[str]:
+    """The values worth looking for elsewhere: a word (`MYSQL_PASSWORD=petclinic`) found under a
+    name is redacted there, but its copies would take package names and URLs with them."""
     values = dict.fromkeys(text[start:end] for start, end in spans if end - start >= _REPEAT_MIN_CHARS)
-    return list(values)[:_REPEAT_MAX]
+    return [value for value in values if _copyable(value)][:_REPEAT_MAX]
+
+
+def _copyable(value: str) -> bool:
+    """A value whose copies are the secret again: it holds a digit or a symbol, or mixes case
+    as no identifier does; a plain word or identifier is also an ordinary word elsewhere."""
+    if _looks_secret(value):
+        return True
+    return any(not c.isalnum() and c not in "_-." for c in value.strip())
+
+
+def _is_identifier(value: str) -> bool:
+    """Letters only, in words of two or more (PKPushCredentials, withCredentials): a name in
+    code, not a random string, whose case flips every character or two."""
+    return _identifier_re().fullmatch(value) is not None
+
+
+_identifier_re = _lazy_re(r"[A-Z]{0,6}(?:[a-z]{2,}[A-Z]{1,6})*[a-z]{2,}[A-Z]?|[A-Z]{2,}")
 
 
 def _replace_spans(text: str, spans: Sequence[Tuple[int, int]]) -> str:
@@ -4348,8 +4404,8 @@ class _TreeRedactor:
                 self.strings[text] = redacted
         return redacted
 
-    def hidden(self, kind: str, item: Any) -> Any:
-        """What a value under a sensitive key becomes: its summary."""
+    def hidden(self, kind: str, item: Any, key: str) -> Any:
+        """What a value under a sensitive KEY becomes: its summary."""
         return redaction_summary(kind, item)
 
     def tree(self, value: Any) -> Any:
@@ -4363,7 +4419,7 @@ class _TreeRedactor:
                         secret_value = _holds_secret_value(value)
                     kind = "credential" if secret_value else None
                 if kind is not None and item is not None:
-                    redacted[sent] = self.hidden(kind, item)
+                    redacted[sent] = self.hidden(kind, item, key)
                 else:
                     redacted[sent] = self.tree(item)
             return redacted
@@ -4373,7 +4429,7 @@ class _TreeRedactor:
                 flag = value[index - 1] if index else None
                 if item is not None and isinstance(flag, str) and flag.startswith("-") and (
                         _names_a_credential(flag.lstrip("-"))):
-                    redacted_items.append(self.hidden("credential", item))
+                    redacted_items.append(self.hidden("credential", item, flag))
                 else:
                     redacted_items.append(self.tree(item))
             return redacted_items
@@ -4386,8 +4442,10 @@ class _ResultRedactor(_TreeRedactor):
     """redact_tool_result's walk: the shape and every string kept for the model to read, only a
     value under a credential name is replaced, by markers of its strings."""
 
-    def hidden(self, kind: str, item: Any) -> Any:
-        return _marked(item) if kind == "credential" else self.tree(item)
+    def hidden(self, kind: str, item: Any, key: str) -> Any:
+        if kind != "credential" or is_aws_account_id(key, item):
+            return self.tree(item)
+        return _marked(item)
 
 
 def _marked(value: Any) -> Any:
