@@ -2460,13 +2460,20 @@ _NON_CREDENTIAL_TAILS = frozenset((
     "provider", "source", "store", "manager", "strength", "stdin", "command",
     "cmd", "prompt", "ref", "arn", "user", "username", "host", "port",
     "server", "email", "reset", "rotation", "required", "schema", "header",
-    "http", "https",
+    "http", "https", "namespace", "spec", "specs", "state", "status", "database", "sslmode",
+    "region", "date", "scope", "scopes", "audience",
 ))
 # Tokens that are cursors, not credentials: an API's page marker (AWS NextToken, Google
 # pageToken) and a request's idempotency key (AWS ClientToken), in the last two words of a name.
 _CURSOR_WORDS = frozenset((
     "next", "page", "pagination", "continuation", "starting", "sync", "client", "idempotency",
-    "resume", "cursor", "marker",
+    "resume", "cursor", "marker", "change", "creation", "cancel",
+))
+# First words of a name that is a flag or a test about credentials, not one (withCredentials,
+# isCredentialsSupported, hasToken, useAuth).
+_FLAG_FIRST_WORDS = frozenset((
+    "with", "is", "has", "use", "uses", "should", "can", "enable", "allow", "require", "requires",
+    "needs", "supports",
 ))
 # Words that hold a secret word and say there is none (sudoers' NOPASSWD:).
 _NEGATED_WORDS = frozenset(("nopasswd", "nopassword", "noauth"))
@@ -2541,6 +2548,8 @@ def is_credential_key(key: object) -> bool:
     last = words[-1]
     if last in _NON_CREDENTIAL_TAILS or (last in ("token", "tokens") and len(words) > 1
                                          and words[-2] in _CURSOR_WORDS):
+        return False
+    if len(words) > 1 and words[0] in _FLAG_FIRST_WORDS:
         return False
     if any(_is_secret_word(w) for w in words):
         return True
@@ -3518,6 +3527,9 @@ def _template_re() -> re.Pattern[str]:
 
 
 # A bare identifier or dotted path, possibly opening a call or an index.
+# A lowerCamelCase name of two words or more (and at most one digit after): code, as no
+# generated secret reads.
+_camel_code_re = _lazy_re(r"[a-z]{2,}(?:[A-Z][a-z]{1,}){1,6}[0-9]?")
 _code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
@@ -3548,6 +3560,8 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool, memo: _Name
     """Unquoted values that read as code: password = get_password()."""
     if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
         return True         # plain identifiers, checked before the pattern as they are cheaper
+    if value[:1] == "!" or _camel_code_re().fullmatch(value):
+        return True         # !!config.withCredentials, defaultToConfig2: an expression, a function
     m = _code_ref_re().match(value)
     if m is None:
         return False
@@ -3822,9 +3836,23 @@ _secret_kind_re = _lazy_re(r"kind[\"']?:[ \t]{0,4}[\"']?secret\b")
 
 # `key: value` (the value goes), `key: |` / `key:` (nothing yet), or a line of a block scalar
 # under such a key (the whole line goes).
-_secret_data_item_re = _lazy_re(r"^[ \t]{1,48}(?:[^\s:#'\"]{1,253}:(?:[ \t]{1,8}[\"']?"
+_secret_data_item_re = _lazy_re(r"^[ \t]{1,48}(?:(?P<k>[^\s:#'\"]{1,253}):(?:[ \t]{1,8}[\"']?"
                                 r"(?P<v>[^\s\"'#][^\"'#\r\n]{0,8191}?)[\"']?)?[ \t\r]*$"
                                 r"|(?P<line>[^\s#][^\r\n]{0,8191}?)[ \t\r]*$)", re.M)
+
+
+# The keys of a Kubernetes Secret's data whose values locate a service and are no secret (a URL
+# or a user may hold one, and stays redacted).
+_PLAIN_SECRET_FIELDS = frozenset((
+    "host", "hostname", "port", "database", "db", "dbname", "sslmode", "namespace", "region",
+    "scheme", "protocol", "driver", "engine", "cluster", "bucket", "service",
+))
+
+
+def _is_plain_field(key: str) -> bool:
+    """A key of a Kubernetes Secret's data whose value is no secret (`port: "5432"`)."""
+    words = _key_words(key)
+    return bool(words) and words[-1] in _PLAIN_SECRET_FIELDS and not is_credential_key(key)
 
 
 def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
@@ -3835,6 +3863,8 @@ def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
         for item in _secret_data_item_re().finditer(text, block.start("block"), block.end("block")):
             group = "v" if item.start("v") >= 0 else "line"
             value = item.group(group)
+            if group == "v" and _is_plain_field(item.group("k")):
+                continue                      # a Secret's host, port, user, database
             if value is not None and value not in _BLOCK_SCALARS and not _is_placeholder(value):
                 spans.append(item.span(group))
     return spans
