@@ -3537,6 +3537,10 @@ _code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)
 _MASK_CHARS = "*x.\u2022#-_"
 
 
+# Plural credential words that head a list or a log line in prose, not a value.
+_PLURAL_HEADINGS = frozenset(("secrets", "credentials", "passwords", "tokens"))
+
+
 def is_aws_account_id(name: str, value: object) -> bool:
     """An AWS account id under an account-id name (`"Account": "123456789012"` is no name, but
     `AWSAccountId`, `account_id`, `OwnerAccountId` are): twelve digits that AWS documents as an
@@ -3551,8 +3555,8 @@ def _is_placeholder(value: str) -> bool:
     low = v.lower()
     if low in _PLACEHOLDER_WORDS or _template_re().fullmatch(v):
         return True
-    if len(v) >= 3 and not low.strip(_MASK_CHARS):
-        return True
+    if v and not low.strip(_MASK_CHARS):
+        return True                   # ***, xxxx, and Markdown's `**Auth:**`
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
@@ -3695,6 +3699,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int,
                 return token                  # Authorization: <any scheme> <token>
             if _is_count_or_prose(text, name, value, end, ":" in sep):
                 return None
+            if ":" in sep and last in _PLURAL_HEADINGS and _slug_re().fullmatch(value):
+                return None                   # `resolved secrets: scope-conflict`: a heading
         if last in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
     return None if _is_placeholder(value) else (start, end)
@@ -4126,6 +4132,33 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
             if span is not None:
                 spans.append(span)
     spans.extend(_syntax_spans(text, low))
+    spans.extend(_prose_spans(text, low))
+    return spans
+
+
+# A credential in prose: `Your API key: X`, `password for bob: X`, `the password is X`.  The noun
+# comes first in the pattern (a cheap scan for its first letters); the article before it is read
+# afterwards, since a bare `token: X` is the name rules' to judge.
+_prose_re = _lazy_re(
+    r"(?:password|passphrase|passcode|api[ _-]?key|secret[ _-]key|secret|(?:access|auth|api)[ _-]token"
+    r"|token)(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})?(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
+    r"(?P<v>[^\s\"'`<>]{8,256})")
+_PROSE_ARTICLE = re.compile(r"(?:^|[^a-z])(?:your|my|the|our|their|his|her|its|new)[ \t]+$")
+_PROSE_END = ".,;:!?)]}"
+
+
+def _prose_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans = []
+    for m in _prose_re().finditer(low):
+        if not (m.group("for") or "is" in m.group("sep")) and _PROSE_ARTICLE.search(
+                low, max(0, m.start() - 8), m.start()) is None:
+            continue
+        start, end = m.span("v")
+        while end > start and text[end - 1] in _PROSE_END:
+            end -= 1
+        value = text[start:end]
+        if _looks_secret(value) and not _is_placeholder(value):
+            spans.append((start, end))
     return spans
 
 
@@ -4455,10 +4488,11 @@ class _TreeRedactor:
             return redacted
         if isinstance(value, list):
             redacted_items = []
+            pair = len(value) == 2 and _names_a_credential(value[0])  # ["X-Api-Key", value]
             for index, item in enumerate(value):
                 flag = value[index - 1] if index else None
-                if item is not None and isinstance(flag, str) and flag.startswith("-") and (
-                        _names_a_credential(flag.lstrip("-"))):
+                if item is not None and isinstance(flag, str) and (pair or flag.startswith("-") and (
+                        _names_a_credential(flag.lstrip("-")))):
                     redacted_items.append(self.hidden("credential", item, flag))
                 else:
                     redacted_items.append(self.tree(item))
