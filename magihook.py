@@ -4136,30 +4136,44 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
     return spans
 
 
-# A credential in prose: `Your API key: X`, `password for bob: X`, `the password is X`.  The noun
-# comes first in the pattern (a cheap scan for its first letters); the article before it is read
-# afterwards, since a bare `token: X` is the name rules' to judge.
-_prose_re = _lazy_re(
-    r"(?:password|passphrase|passcode|api[ _-]?key|secret[ _-]key|secret|(?:access|auth|api)[ _-]token"
-    r"|token)(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})?(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
-    r"(?P<v>[^\s\"'`<>]{8,256})")
-_PROSE_ARTICLE = re.compile(r"(?:^|[^a-z])(?:your|my|the|our|their|his|her|its|new)[ \t]+$")
+# A credential in prose: `Your API key: X`, `password for bob: X`, `the password is X`.  One
+# pattern per noun, each starting with its literal, so that the regex engine looks for the noun
+# and reads the rest only where it is; the words before the noun are read afterwards, since a
+# bare `token: X` is the name rules' to judge.
+_PROSE_REST = (r"(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})?(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
+               r"(?P<v>[^\s\"'`<>]{8,256})")
+_PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
+                "api": "api[ _-]?key"}
+_prose_res = {noun: _lazy_re(pattern + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
+_prose_before_re = _lazy_re(r"(?:^|[^a-z])(?:your|my|the|our|their|his|her|its|new)[ \t]+"
+                            r"(?:[a-z]+[ \t_-]){0,2}\Z")
 _PROSE_END = ".,;:!?)]}"
 
 
 def _prose_spans(text: str, low: str) -> List[Tuple[int, int]]:
     spans = []
-    for m in _prose_re().finditer(low):
-        if not (m.group("for") or "is" in m.group("sep")) and _PROSE_ARTICLE.search(
-                low, max(0, m.start() - 8), m.start()) is None:
+    for noun in _PROSE_NOUNS:
+        if noun not in low:
             continue
-        start, end = m.span("v")
-        while end > start and text[end - 1] in _PROSE_END:
-            end -= 1
-        value = text[start:end]
-        if _looks_secret(value) and not _is_placeholder(value):
-            spans.append((start, end))
+        for m in _prose_res[noun]().finditer(low):
+            start = m.start()
+            if not (m.group("for") or "is" in m.group("sep")) and _prose_before_re().search(
+                    low[max(0, start - 24):start]) is None:
+                continue
+            span = _prose_value(text, m)
+            if span is not None:
+                spans.append(span)
     return spans
+
+
+def _prose_value(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
+    """The value a prose match ends with, without the sentence's punctuation, if it looks like
+    a secret (`the password is correct` is prose)."""
+    start, end = m.span("v")
+    while end > start and text[end - 1] in _PROSE_END:
+        end -= 1
+    value = text[start:end]
+    return (start, end) if _looks_secret(value) and not _is_placeholder(value) else None
 
 
 # -- Public entry points --------------------------------------------------------------------------

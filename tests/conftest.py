@@ -10,7 +10,7 @@ Which file tests which section of magihook.py (its docstring lists the 18):
      6. Input events                           test_input
      7. Matching                               test_run_core (matching)
      8. Preflight                              test_preflight, test_run_core (preflight)
-     9. Credential redaction                   test_redaction, test_redaction_rules,
+     9. Credential redaction                   test_redaction, test_redaction_rules, test_redaction_precision,
                                                test_redaction_syntax
     10. Payload                                test_payload, test_run_core (payload)
     11. Process runner                         test_runner
