@@ -2461,7 +2461,8 @@ _NON_CREDENTIAL_TAILS = frozenset((
     "cmd", "prompt", "ref", "arn", "user", "username", "host", "port",
     "server", "email", "reset", "rotation", "required", "schema", "header",
     "http", "https", "namespace", "spec", "specs", "state", "status", "database", "sslmode",
-    "region", "date", "scope", "scopes", "audience",
+    "region", "date", "scope", "scopes", "audience", "ms", "seconds", "secs", "minutes", "hours",
+    "days",
 ))
 # Tokens that are cursors, not credentials: an API's page marker (AWS NextToken, Google
 # pageToken) and a request's idempotency key (AWS ClientToken), in the last two words of a name.
@@ -3538,6 +3539,7 @@ _MASK_CHARS = "*x.\u2022#-_"
 
 
 # Plural credential words that head a list or a log line in prose, not a value.
+_version_re = _lazy_re(r"[\^~<>=v]{0,3}[0-9]{1,6}(?:\.[0-9x*]{1,6}){1,3}(?:-[0-9A-Za-z.]{1,32})?")
 _PLURAL_HEADINGS = frozenset(("secrets", "credentials", "passwords", "tokens"))
 
 
@@ -3684,8 +3686,10 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int,
             value = text[start:end]
     if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, value):
         return None
-    if is_aws_account_id(name, value):
-        return None
+    if is_aws_account_id(name, value) or _version_re().fullmatch(value):
+        return None                   # "tough-cookie": "^4.1.4": a package's version range
+    if group == "uv" and len(value) < 3:
+        return None                   # {auth: c}, $token:tt: a minified or macro variable
     if group == "uv":
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
