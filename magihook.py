@@ -3531,6 +3531,7 @@ def _template_re() -> re.Pattern[str]:
 # A lowerCamelCase name of two words or more (and at most one digit after): code, as no
 # generated secret reads.
 _camel_code_re = _lazy_re(r"[a-z]{2,}(?:[A-Z][a-z]{1,}){1,6}[0-9]?")
+_type_name_re = _lazy_re(r"(?:[A-Z][a-z]{2,}){2,4}")
 _code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
@@ -3568,6 +3569,8 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool, memo: _Name
         return True         # plain identifiers, checked before the pattern as they are cheaper
     if value[:1] == "!" or _camel_code_re().fullmatch(value):
         return True         # !!config.withCredentials, defaultToConfig2: an expression, a function
+    if colon and _type_name_re().fullmatch(value):
+        return True         # token: CancelToken: a type annotation
     m = _code_ref_re().match(value)
     if m is None:
         return False

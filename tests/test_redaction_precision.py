@@ -15,6 +15,7 @@ SECRET = "sk9Xq2LmP4vR7tW1zY3b"
 KEPT = {
     "a function under a credential name": "withCredentials: defaultToConfig2,\ncancelToken: defaultToConfig2,\n",
     "an expression": "request.withCredentials = !!_config.withCredentials;\n",
+    "a type annotation": "  token: CancelToken;\n",
     "a flag about credentials": ("withCredentials = 'same-origin',\n"
                                  "const isCredentialsSupported = \"credentials\" in x;\n"),
     "an identifier list": "'PKPaymentToken', 'PKPushCredentials', 'PKPushPayload', 'TKTokenAuthOperation'",
