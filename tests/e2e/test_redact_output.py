@@ -1,0 +1,67 @@
+"""hooks.redact_tool_output end to end with the real Claude Code (pinned, from npm): a project
+file holding a credential, shown by its Bash tool (`cat`) and read by its Read tool, reaches no
+request to the model while the file's other lines do; a Write of the redaction marker is
+blocked with the fixed sentence that tells the model why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from claude_mock import ClaudeModel, print_settings, request_text, result_text, run_claude
+
+SECRET = "ghp_" + "Q7rT2vX9bN4mK8pL3sW6" + "yZ1aC5dE0fG2"
+ENV_FILE = "LOG_LEVEL=debug\nGITHUB_TOKEN=%s\nPORT=8080\n" % SECRET
+MARKER = "<redacted:credential>"
+MARKER_WRITE = ("This tool call was blocked by local hook policy: its new content holds "
+                "<redacted:credential>, which stands for a credential hidden from you; write the "
+                "file without it.")
+
+
+@pytest.fixture
+def claude(agent_cli):
+    return agent_cli("claude-code")
+
+
+@pytest.fixture
+def project(tmp_path):
+    folder = tmp_path / "project"
+    (folder / ".claude").mkdir(parents=True)
+    (folder / ".magi-code").mkdir()
+    (tmp_path / "claude-home").mkdir()
+    settings = folder / ".magi-code" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
+    (folder / ".claude" / "settings.json").write_text(json.dumps(print_settings(settings), indent=2))
+    (folder / "app.env").write_text(ENV_FILE)
+    return folder
+
+
+def run(claude, project: Path, calls):
+    with ClaudeModel(calls) as model:
+        done = run_claude(claude, project, project.parent / "claude-home", model)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def test_a_credential_shown_by_cat_and_read_reaches_no_request_and_the_rest_does(claude, project):
+    done = run(claude, project, [
+        ("Bash", {"command": "cat app.env", "description": "scripted"}),
+        ("Read", {"file_path": str(project / "app.env")}),
+    ])
+    texts = [request_text(request.body) for request in done.model.requests]
+    assert not any(SECRET in text for text in texts)
+    last = texts[-1]
+    assert "LOG_LEVEL=debug" in last and "PORT=8080" in last and "GITHUB_TOKEN=" + MARKER in last
+    assert last.count("GITHUB_TOKEN=" + MARKER) >= 2  # both the Bash and the Read result
+
+
+def test_writing_the_marker_is_blocked_and_the_model_is_told_why(claude, project):
+    # A new file: Claude Code itself refuses to overwrite one the model has not read.
+    done = run(claude, project, [
+        ("Write", {"file_path": str(project / "copy.env"), "content": "GITHUB_TOKEN=%s\n" % MARKER}),
+    ])
+    assert not (project / "copy.env").exists()
+    results = done.tool_results_seen()
+    assert len(results) == 1 and results[0].get("is_error") is True
+    assert MARKER_WRITE in result_text(results[0])
