@@ -65,3 +65,33 @@ def test_writing_the_marker_is_blocked_and_the_model_is_told_why(claude, project
     results = done.tool_results_seen()
     assert len(results) == 1 and results[0].get("is_error") is True
     assert MARKER_WRITE in result_text(results[0])
+
+
+# --- Gemini CLI (pinned): the AfterTool deny's reason is the output the model gets --------------------
+
+@pytest.fixture
+def gemini(agent_cli, tmp_path):
+    from gemini_mock import GeminiRun
+
+    run = GeminiRun(agent_cli("gemini"), tmp_path)
+    (run.project / "app.env").write_text(ENV_FILE)
+    run.magihook_settings({"hooks": {"enabled": True, "redact_tool_output": True}})
+    run.wire()
+    return run
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("run_shell_command", {"command": "cat app.env", "description": "e2e"}),
+    ("read_file", {"file_path": "app.env"}),
+])
+def test_gemini_shows_the_model_the_redacted_output(gemini, tool, args):
+    from gemini_mock import GeminiModel, function_responses
+
+    model = GeminiModel(tool, args)
+    with model:
+        outcome = gemini.run(model)
+    assert outcome.returncode == 0, outcome
+    assert not any(SECRET in request.raw.decode("utf-8", "replace") for request in model.requests)
+    (response,) = function_responses(model.after_tool())
+    shown = json.dumps(response["response"])
+    assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown
