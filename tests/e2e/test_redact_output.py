@@ -95,3 +95,21 @@ def test_gemini_shows_the_model_the_redacted_output(gemini, tool, args):
     (response,) = function_responses(model.after_tool())
     shown = json.dumps(response["response"])
     assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown
+
+
+# --- Codex (pinned): the PostToolUse block's reason is the output the model gets -----------------------
+
+def test_codex_shows_the_model_the_redacted_shell_output(agent_cli, tmp_path):
+    from codex_mock import CodexModel, message, run_codex, shell_call
+
+    folder = tmp_path / "codex-project"
+    folder.mkdir()
+    (folder / "app.env").write_text(ENV_FILE)
+    config = tmp_path / "magihook-settings.json"
+    config.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
+    with CodexModel([[shell_call("cat app.env")], [message()]]) as model:
+        done = run_codex(agent_cli("codex"), model, folder, tmp_path / "scratch", config)
+    assert done.returncode == 0, done
+    assert SECRET not in model.all_text()
+    shown = model.tool_output("call_shell_1")
+    assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown
