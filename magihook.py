@@ -554,6 +554,15 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                     "type": "boolean",
                     "default": False,
                 },
+                "redact_tool_output": {
+                    "description": (
+                        "Redact credential-shaped substrings of every tool result before the "
+                        "model is sent it (after_tool's tool_result); while on, a write or "
+                        "hash_edit whose new content holds a redaction marker is blocked."
+                    ),
+                    "type": "boolean",
+                    "default": False,
+                },
                 "injected_content": {
                     "description": "Visibility of provider context injection rows (display only).",
                     "type": "object",
@@ -1285,6 +1294,7 @@ class Settings:
     found_by: Optional[str] = None
     enabled: bool = False
     show_in_tui: bool = False
+    redact_tool_output: bool = False
     injected_content: InjectedContentDisplay = InjectedContentDisplay()
     # The INHERITED_SETTINGS rows, by hand for the type checker; a test pins them to the table.
     payload: str = HOOK_DEFAULTS["payload"]
@@ -1800,6 +1810,7 @@ def settings_from_document(
         found_by=found_by,
         enabled=bool(hooks.get("enabled", False)),
         show_in_tui=bool(hooks.get("show_in_tui", False)),
+        redact_tool_output=bool(hooks.get("redact_tool_output", False)),
         injected_content=InjectedContentDisplay(
             show_in_transcript=bool(shown.get("show_in_transcript", False)),
             show_in_activity_tree=bool(shown.get("show_in_activity_tree", False)),
@@ -1947,7 +1958,8 @@ def combine_layers(layers: Sequence[Settings], notices: Tuple[str, ...] = ()) ->
     has its own index and activity id); a file whose `enabled` is not true adds none (when no
     file is enabled nothing runs, and every hook is kept for `config` and `doctor`).  Each hook
     keeps its own file's inherited values and tools.bash.absolute_paths.  The display settings
-    (show_in_tui, injected_content's show_in_*) are on when either file turns them on, the style
+    (show_in_tui, injected_content's show_in_*) and redact_tool_output (a project file may add
+    protection, never take the home file's away) are on when either file turns them on, the style
     is the first file's; the global inherited values shown are the first file's.  path,
     found_by and untrusted are the nearest file's (the project's when there is one).  One file
     is its own Settings, with `layers` () as settings_from_document makes it."""
@@ -1973,6 +1985,7 @@ def combine_layers(layers: Sequence[Settings], notices: Tuple[str, ...] = ()) ->
                                       for layer in layers),
             style=first.injected_content.style),
         absolute_paths=all(layer.absolute_paths for layer in layers),
+        redact_tool_output=any(layer.redact_tool_output for layer in layers),
         layers=tuple(layers), notices=notices, **phase_hooks)
 
 
@@ -1991,6 +2004,7 @@ def settings_document(
     hooks: Dict[str, Any] = {
         "enabled": settings.enabled,
         "show_in_tui": settings.show_in_tui,
+        "redact_tool_output": settings.redact_tool_output,
         "injected_content": {
             "show_in_transcript": settings.injected_content.show_in_transcript,
             "show_in_activity_tree": settings.injected_content.show_in_activity_tree,
@@ -2746,11 +2760,29 @@ _NON_CREDENTIAL_TAILS = frozenset((
     "provider", "source", "store", "manager", "strength", "stdin", "command",
     "cmd", "prompt", "ref", "arn", "user", "username", "host", "port",
     "server", "email", "reset", "rotation", "required", "schema", "header",
+    "http", "https", "namespace", "spec", "specs", "state", "status", "database", "sslmode",
+    "region", "date", "scope", "scopes", "audience", "ms", "seconds", "secs", "minutes", "hours",
+    "days",
 ))
+# Tokens that are cursors, not credentials: an API's page marker (AWS NextToken, Google
+# pageToken) and a request's idempotency key (AWS ClientToken), in the last two words of a name.
+_CURSOR_WORDS = frozenset((
+    "next", "page", "pagination", "continuation", "starting", "sync", "client", "idempotency",
+    "resume", "cursor", "marker", "change", "creation", "cancel",
+))
+# First words of a name that is a flag or a test about credentials, not one (withCredentials,
+# isCredentialsSupported, hasToken, useAuth).
+_FLAG_FIRST_WORDS = frozenset((
+    "with", "is", "has", "use", "uses", "should", "can", "enable", "allow", "require", "requires",
+    "needs", "supports",
+))
+# Words that hold a secret word and say there is none (sudoers' NOPASSWD:).
+_NEGATED_WORDS = frozenset(("nopasswd", "nopassword", "noauth"))
 # Placeholder values that mean "no secret here" (kept byte-for-byte).
 _PLACEHOLDER_WORDS = frozenset((
     "", "true", "false", "null", "none", "nil", "undefined", "changeme",
     "placeholder", "redacted", "masked", "hidden", "dummy", "example",
+    "read", "write", "inherit",       # GitHub Actions `id-token: write`, `secrets: inherit`
 ))
 # Unquoted words that are code, not values (expected_token: return x).
 _CODE_WORDS = frozenset((
@@ -2777,6 +2809,8 @@ def _key_words(key: str) -> Tuple[str, ...]:
 
 
 def _is_secret_word(word: str) -> bool:
+    if word in _NEGATED_WORDS:
+        return False
     if word in _SECRET_WORDS or word in _GLUED_PASS_WORDS:
         return True
     # Glued names (PGPASSWORD, authtoken) are one word after splitting.
@@ -2813,7 +2847,10 @@ def is_credential_key(key: object) -> bool:
         if words[-len(phrase):] == phrase:
             return True
     last = words[-1]
-    if last in _NON_CREDENTIAL_TAILS:
+    if last in _NON_CREDENTIAL_TAILS or (last in ("token", "tokens") and len(words) > 1
+                                         and words[-2] in _CURSOR_WORDS):
+        return False
+    if len(words) > 1 and words[0] in _FLAG_FIRST_WORDS:
         return False
     if any(_is_secret_word(w) for w in words):
         return True
@@ -3843,11 +3880,28 @@ def _template_re() -> re.Pattern[str]:
 
 
 # A bare identifier or dotted path, possibly opening a call or an index.
+# A lowerCamelCase name of two words or more (and at most one digit after): code, as no
+# generated secret reads.
+_camel_code_re = _lazy_re(r"[a-z]{2,}(?:[A-Z][a-z]{1,}){1,6}[0-9]?")
+_type_name_re = _lazy_re(r"(?:[A-Z][a-z]{2,}){2,4}")
 _code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
 # A value made only of these is masked (***, xxxx, ••••).
 _MASK_CHARS = "*x.\u2022#-_"
+
+
+# Plural credential words that head a list or a log line in prose, not a value.
+_version_re = _lazy_re(r"[\^~<>=v]{0,3}[0-9]{1,6}(?:\.[0-9x*]{1,6}){1,3}(?:-[0-9A-Za-z.]{1,32})?")
+_PLURAL_HEADINGS = frozenset(("secrets", "credentials", "passwords", "tokens"))
+
+
+def is_aws_account_id(name: str, value: object) -> bool:
+    """An AWS account id under an account-id name (`"Account": "123456789012"` is no name, but
+    `AWSAccountId`, `account_id`, `OwnerAccountId` are): twelve digits that AWS documents as an
+    identifier, not a secret, in every ARN and CLI answer."""
+    return (isinstance(value, str) and len(value) == 12 and value.isdigit()
+            and _key_words(name)[-2:] == ("account", "id"))
 
 
 def _is_placeholder(value: str) -> bool:
@@ -3856,8 +3910,8 @@ def _is_placeholder(value: str) -> bool:
     low = v.lower()
     if low in _PLACEHOLDER_WORDS or _template_re().fullmatch(v):
         return True
-    if len(v) >= 3 and not low.strip(_MASK_CHARS):
-        return True
+    if v and not low.strip(_MASK_CHARS):
+        return True                   # ***, xxxx, and Markdown's `**Auth:**`
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
@@ -3865,6 +3919,10 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
     """Unquoted values that read as code: password = get_password()."""
     if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
         return True         # plain identifiers, checked before the pattern as they are cheaper
+    if value[:1] == "!" or _camel_code_re().fullmatch(value):
+        return True         # !!config.withCredentials, defaultToConfig2: an expression, a function
+    if colon and _type_name_re().fullmatch(value):
+        return True         # token: CancelToken: a type annotation
     m = _code_ref_re().match(value)
     if m is None:
         return False
@@ -3931,6 +3989,18 @@ def _judged_name(text: str, start: int, name_end: int) -> Optional[str]:
     return None
 
 
+def _in_arn_name(text: str, stem: int) -> bool:
+    """The name around the stem at STEM follows a colon inside an Amazon Resource Name
+    (`arn:PARTITION:SERVICE:...`), whose parts are names of resources, never their secrets."""
+    start = _name_start(text, stem)
+    if start == 0 or text[start - 1] != ":":
+        return False
+    begin, limit = start - 1, max(0, start - 512)
+    while begin > limit and text[begin - 1] not in " \t\r\n\"'`=,([{<>":
+        begin -= 1
+    return text.startswith("arn:", begin)
+
+
 def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[Tuple[int, int]]:
     """Span of the value to redact for one _value_re match M after NAME, which names a
     credential and whose stem starts at STEM, or None."""
@@ -3947,6 +4017,10 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
             value = text[start:end]
     if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, value):
         return None
+    if is_aws_account_id(name, value) or _version_re().fullmatch(value):
+        return None                   # "tough-cookie": "^4.1.4": a package's version range
+    if group == "unquoted" and len(value) < 3:
+        return None                   # {auth: c}, $token:tt: a minified or macro variable
     if group == "unquoted":
         # Code first: the usual verdict on an unquoted value (password: str), and cheaper.
         sep = m.group("sep")
@@ -3960,6 +4034,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
                 return token                  # Authorization: <any scheme> <token>
             if _is_count_or_prose(text, name, value, end, ":" in sep):
                 return None
+            if ":" in sep and last in _PLURAL_HEADINGS and _slug_re().fullmatch(value):
+                return None                   # `resolved secrets: scope-conflict`: a heading
         if last in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
     return None if _is_placeholder(value) else (start, end)
@@ -4009,7 +4085,8 @@ def _looks_secret(value: str) -> bool:
         return False                          # created_at_2024, user-name: words, not a key
     if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
         return True
-    return len(value) >= 16 and value.lower() != value and value.upper() != value
+    return (len(value) >= 16 and value.lower() != value and value.upper() != value
+            and not _is_identifier(value))
 
 
 _slug_re = _lazy_re(r"[a-z]{2,}(?:[_.-][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+")
@@ -4087,6 +4164,7 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
                 pos = _named_pass(text, low, lead, pos, full, spans)
     spans.extend(_spaced_spans(text, low))
     spans.extend(_syntax_spans(text, low))
+    spans.extend(_prose_spans(text, low))
     return spans
 
 
@@ -4109,6 +4187,8 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
         name = in_context(text[stem - _NAME_CONTEXT:name_end]) if stem >= _NAME_CONTEXT else undecided
         if name is undecided:
             name = _judged_name(text, _name_start(text, stem), name_end)
+        if name is not None and _in_arn_name(text, stem):
+            name = None                   # arn:aws:secretsmanager:...:secret:prod/db: a resource
         if name is None:
             # Most separators (`=`, `: `) are shorter than any stem: no slice, no search.
             if full and m.end() - name_end >= shortest and _stem_in_separator(low, lead, name_end, m.end()):
@@ -4199,9 +4279,23 @@ _secret_kind_re = _lazy_re(r"kind[\"']?:[ \t]{0,4}[\"']?secret\b")
 
 # `key: value` (the value goes), `key: |` / `key:` (nothing yet), or a line of a block scalar
 # under such a key (the whole line goes).
-_secret_data_item_re = _lazy_re(r"^[ \t]{1,48}(?:[^\s:#'\"]{1,253}:(?:[ \t]{1,8}[\"']?"
+_secret_data_item_re = _lazy_re(r"^[ \t]{1,48}(?:(?P<k>[^\s:#'\"]{1,253}):(?:[ \t]{1,8}[\"']?"
                                 r"(?P<v>[^\s\"'#][^\"'#\r\n]{0,8191}?)[\"']?)?[ \t\r]*$"
                                 r"|(?P<line>[^\s#][^\r\n]{0,8191}?)[ \t\r]*$)", re.M)
+
+
+# The keys of a Kubernetes Secret's data whose values locate a service and are no secret (a URL
+# or a user may hold one, and stays redacted).
+_PLAIN_SECRET_FIELDS = frozenset((
+    "host", "hostname", "port", "database", "db", "dbname", "sslmode", "namespace", "region",
+    "scheme", "protocol", "driver", "engine", "cluster", "bucket", "service",
+))
+
+
+def _is_plain_field(key: str) -> bool:
+    """A key of a Kubernetes Secret's data whose value is no secret (`port: "5432"`)."""
+    words = _key_words(key)
+    return bool(words) and words[-1] in _PLAIN_SECRET_FIELDS and not is_credential_key(key)
 
 
 def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
@@ -4212,6 +4306,8 @@ def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
         for item in _secret_data_item_re().finditer(text, block.start("block"), block.end("block")):
             group = "v" if item.start("v") >= 0 else "line"
             value = item.group(group)
+            if group == "v" and _is_plain_field(item.group("k")):
+                continue                      # a Secret's host, port, user, database
             if value is not None and value not in _BLOCK_SCALARS and not _is_placeholder(value):
                 spans.append(item.span(group))
     return spans
@@ -4405,6 +4501,46 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
     return spans
 
 
+# A credential in prose: `Your API key: X`, `password for bob: X`, `the password is X`.  One
+# pattern per noun, each starting with its literal, so that the regex engine looks for the noun
+# and reads the rest only where it is; the words before the noun are read afterwards, since a
+# bare `token: X` is the name rules' to judge.
+_PROSE_REST = (r"(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})?(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
+               r"(?P<v>[^\s\"'`<>]{8,256})")
+_PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
+                "api": "api[ _-]?key"}
+_prose_res = {noun: _lazy_re(pattern + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
+_prose_before_re = _lazy_re(r"(?:^|[^a-z])(?:your|my|the|our|their|his|her|its|new)[ \t]+"
+                            r"(?:[a-z]+[ \t_-]){0,2}\Z")
+_PROSE_END = ".,;:!?)]}"
+
+
+def _prose_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    spans = []
+    for noun in _PROSE_NOUNS:
+        if noun not in low:
+            continue
+        for m in _prose_res[noun]().finditer(low):
+            start = m.start()
+            if not (m.group("for") or "is" in m.group("sep")) and _prose_before_re().search(
+                    low[max(0, start - 24):start]) is None:
+                continue
+            span = _prose_value(text, m)
+            if span is not None:
+                spans.append(span)
+    return spans
+
+
+def _prose_value(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
+    """The value a prose match ends with, without the sentence's punctuation, if it looks like
+    a secret (`the password is correct` is prose)."""
+    start, end = m.span("v")
+    while end > start and text[end - 1] in _PROSE_END:
+        end -= 1
+    value = text[start:end]
+    return (start, end) if _looks_secret(value) and not _is_placeholder(value) else None
+
+
 def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:
     merged: List[List[int]] = []
     for start, end in sorted(spans):
@@ -4459,8 +4595,27 @@ def _copies(text: str, values: Sequence[str], known: Any = ()) -> List[Tuple[int
 
 
 def _repeatable(text: str, spans: Sequence[Tuple[int, int]]) -> List[str]:
+    """The values worth looking for elsewhere: a word (`MYSQL_PASSWORD=petclinic`) found under a
+    name is redacted there, but its copies would take package names and URLs with them."""
     values = dict.fromkeys(text[start:end] for start, end in spans if end - start >= _REPEAT_MIN_CHARS)
-    return list(values)[:_REPEAT_MAX]
+    return [value for value in values if _copyable(value)][:_REPEAT_MAX]
+
+
+def _copyable(value: str) -> bool:
+    """A value whose copies are the secret again: it holds a digit or a symbol, or mixes case
+    as no identifier does; a plain word or identifier is also an ordinary word elsewhere."""
+    if _looks_secret(value):
+        return True
+    return any(not c.isalnum() and c not in "_-." for c in value.strip())
+
+
+def _is_identifier(value: str) -> bool:
+    """Letters only, in words of two or more (PKPushCredentials, withCredentials): a name in
+    code, not a random string, whose case flips every character or two."""
+    return _identifier_re().fullmatch(value) is not None
+
+
+_identifier_re = _lazy_re(r"[A-Z]{0,6}(?:[a-z]{2,}[A-Z]{1,6})*[a-z]{2,}[A-Z]?|[A-Z]{2,}")
 
 
 def note_secret(found: Dict[str, None], value: object) -> None:
@@ -4688,6 +4843,10 @@ class _TreeRedactor:
                 self.strings[text] = redacted
         return redacted
 
+    def hidden(self, kind: str, item: Any, key: str) -> Any:
+        """What a value under a sensitive KEY becomes: its summary."""
+        return redaction_summary(kind, item)
+
     def tree(self, value: Any) -> Any:
         if isinstance(value, dict):
             redacted = {}
@@ -4699,23 +4858,56 @@ class _TreeRedactor:
                         secret_value = _holds_secret_value(value)
                     kind = "credential" if secret_value else None
                 if kind is not None and item is not None:
-                    redacted[sent] = redaction_summary(kind, item)
+                    redacted[sent] = self.hidden(kind, item, key)
                 else:
                     redacted[sent] = self.tree(item)
             return redacted
         if isinstance(value, list):
             redacted_items = []
+            pair = len(value) == 2 and _names_a_credential(value[0])  # ["X-Api-Key", value]
             for index, item in enumerate(value):
                 flag = value[index - 1] if index else None
-                if item is not None and isinstance(flag, str) and flag.startswith("-") and (
-                        _names_a_credential(flag.lstrip("-"))):
-                    redacted_items.append(redaction_summary("credential", item))
+                if item is not None and isinstance(flag, str) and (pair or flag.startswith("-") and (
+                        _names_a_credential(flag.lstrip("-")))):
+                    redacted_items.append(self.hidden("credential", item, flag))
                 else:
                     redacted_items.append(self.tree(item))
             return redacted_items
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+class _ResultRedactor(_TreeRedactor):
+    """redact_tool_result's walk: the shape and every string kept for the model to read, only a
+    value under a credential name is replaced, by markers of its strings."""
+
+    def hidden(self, kind: str, item: Any, key: str) -> Any:
+        if kind != "credential" or is_aws_account_id(key, item):
+            return self.tree(item)
+        return _marked(item)
+
+
+def _marked(value: Any) -> Any:
+    """VALUE, held under a credential name, with each of its strings a redaction marker."""
+    if isinstance(value, str):
+        return REDACTION_MARKER
+    if isinstance(value, dict):
+        return {key: _marked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_marked(item) for item in value]
+    return value
+
+
+def redact_tool_result(result: Any) -> Any:
+    """The tool result the model is sent under hooks.redact_tool_output (or an agent's own
+    tool_response, for adapt): the same JSON value, with credential-shaped substrings of its
+    content and of every other string redacted, a value under a credential name redacted whole,
+    and every copy of a secret so found redacted as well (the redacted-payload rules, without
+    summaries: the model must read the rest)."""
+    removals: Dict[str, List[str]] = {}
+    redacted = _ResultRedactor(removals).tree(result)
+    return redact_second_look({"result": redacted}, {"result": result}, removals)["result"]
 
 
 def _holds_secret_value(value: Mapping[str, Any]) -> bool:
@@ -5318,6 +5510,33 @@ def _spawn_environment() -> Optional[Mapping[Any, Any]]:
     else:  # a branch, not an early return: a checker on 3.13 skips it instead of calling it unreachable
         data = getattr(os.environ, "_data", None)
         return data if isinstance(data, dict) else os.environ
+
+
+# POSIX's name for the working folder: its word is a password's abbreviation, its value never one.
+_WORKING_FOLDER_VARIABLE = "PWD"
+
+
+def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Optional[Mapping[str, str]]:
+    """The environment a hook starts with, from ENV (None: ours): all of it for a `full`-payload
+    hook; for a redacted one, without the variables whose names are credential-shaped (the
+    redactor's key rule: ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY...), since a hook
+    kept from the agent's secrets in its payload must not find them in its environment.  None
+    (ours, handed over as is) when nothing is left out."""
+    if payload_mode == "full":
+        return env
+    source = os.environ if env is None else env
+    dropped = [name for name in source if _is_credential_variable(name)]
+    if not dropped:
+        return env
+    kept = dict(source)
+    for name in dropped:
+        del kept[name]
+    return kept
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_credential_variable(name: str) -> bool:
+    return name != _WORKING_FOLDER_VARIABLE and is_credential_key(name)
 
 
 def _make_fds_private() -> bool:
@@ -6705,6 +6924,7 @@ class PhaseRun:
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
         self.context_items: List[Dict[str, str]] = []
+        self.blocked_content = BLOCKED_CONTENT  # the sentence a blocked call's result holds
         # payload mode -> (bodies, their JSON): the same for every hook of the call, so a big
         # event is redacted and dumped once, not once a hook.
         self.bodies: Dict[str, Tuple[Dict[str, Any], bytes]] = {}
@@ -6773,7 +6993,8 @@ def run_phase(
     event         the DESIGN.md input object as parsed JSON: dicts with string keys, lists (or
                   tuples), str, int, finite float, bool, None.  Anything else, or a malformed
                   event, raises InputError naming the JSON path.  The event is not modified;
-                  after a tool, the result's `tool_result` is the event's `result` object itself.
+                  after a tool, the result's `tool_result` is the event's `result` object itself
+                  (unless hooks.redact_tool_output is on).
     session_path  also append every event to this JSON Lines file (see SessionFile).  If it
                   cannot be written, a warning says so and the call goes on.
     cwd           what a relative or missing `context.cwd` is resolved against (os.getcwd()).
@@ -6781,7 +7002,9 @@ def run_phase(
 
     Nothing is kept between calls and nothing is left behind: every hook process group is ended
     and reaped, every pipe and file closed and every payload_ref folder removed, whether the call
-    returns or raises.  Several threads may call it at once.  Hooks inherit os.environ.
+    returns or raises.  Several threads may call it at once.  Hooks inherit os.environ, less
+    its credential-shaped variables for a redacted-payload hook (hook_environment).  With
+    `hooks.redact_tool_output`, an after_tool result's `tool_result` is a redacted copy instead.
     """
     problem = _json_event_problem(event)
     if problem is not None:
@@ -6809,12 +7032,35 @@ def _run_phase(
     run.warnings.extend(settings.notices)
     refused = refused_hooks(settings, hooks)
     try:
-        verdict = _run_hooks(run, [hook for hook in hooks if hook not in refused], tool_event)
-        if verdict == "continue":
-            verdict = _refuse_untrusted(run, refused, tool_event)
+        if settings.redact_tool_output and writes_a_marker(tool_event):
+            run.blocked_content = MARKER_WRITE_CONTENT
+            verdict = "block"
+        else:
+            verdict = _run_hooks(run, [hook for hook in hooks if hook not in refused], tool_event)
+            if verdict == "continue":
+                verdict = _refuse_untrusted(run, refused, tool_event)
     finally:
         run.close()
     return result_document(run, tool_event, verdict)
+
+
+# What the model reads when it writes a marker back: it stands for a credential it was not shown,
+# and writing it would replace the real value in the file.
+MARKER_WRITE_CONTENT = (
+    "This tool call was blocked by local hook policy: its new content holds %s, which stands for "
+    "a credential hidden from you; write the file without it." % REDACTION_MARKER)
+
+
+def writes_a_marker(event: ToolEvent) -> bool:
+    """A write or hash_edit (before the tool) whose new content holds a redaction marker: the
+    `content` of a write, the added lines (`+`) of a hash_edit's patch."""
+    if event.phase != "before_tool" or event.tool_name not in ("write", "hash_edit"):
+        return False
+    new = event.request.get("content" if event.tool_name == "write" else "input")
+    if not isinstance(new, str) or REDACTION_MARKER not in new:
+        return False
+    return event.tool_name == "write" or any(
+        line.startswith("+") and REDACTION_MARKER in line for line in new.split("\n"))
 
 
 _SWEPT: List[bool] = []  # the magihook command sweeps once, before its first hook
@@ -6966,7 +7212,8 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
             gate.checkpoint()
         with SignalsHeld():
             try:
-                process = start_hook(argv, cwd, env, owns_process=run.owns_process)
+                process = start_hook(argv, cwd, hook_environment(hook.payload, env),
+                                     owns_process=run.owns_process)
             except (OSError, ValueError) as exc:
                 return HookOutcome(CATEGORY_RUNNER, _spawn_failure(
                     exc, cwd, "program" if hook.args else "shell"), elapsed_ms=_elapsed_ms(started))
@@ -7013,10 +7260,11 @@ def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
 def result_document(run: PhaseRun, event: ToolEvent, verdict: str) -> PhaseResult:
     """The one JSON result (DESIGN.md "The result")."""
     if event.phase == "after_tool":
-        tool_result: Any = event.result
+        tool_result: Any = (redact_tool_result(event.result) if run.settings.redact_tool_output
+                            and event.result is not None else event.result)
     elif verdict == "block":
         tool_result = {"tool_name": event.tool_name, "call_id": event.call_id, "success": False,
-                       "blocked": True, "content": BLOCKED_CONTENT}
+                       "blocked": True, "content": run.blocked_content}
     else:
         tool_result = None
     return {
@@ -7325,6 +7573,24 @@ def _gemini_result(tool: str, llm_content: str, success: bool) -> Dict[str, Any]
     return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
 
 
+# How much of a redacted output a Gemini deny reason carries, in characters, and what says the rest
+# was cut.
+GEMINI_REASON_MAX_CHARS = 64 * 1024
+GEMINI_TRUNCATED = "\n[... output truncated by magihook: %d characters not shown ...]"
+
+
+def _gemini_truncated(text: str) -> str:
+    """TEXT cut to GEMINI_REASON_MAX_CHARS, the <untrusted_context> wrapper kept around it."""
+    if len(text) <= GEMINI_REASON_MAX_CHARS:
+        return text
+    opening, closing = _GEMINI_UNTRUSTED
+    wrapped = text.startswith(opening) and text.endswith(closing)
+    inner = text[len(opening):-len(closing)] if wrapped else text
+    keep = GEMINI_REASON_MAX_CHARS - (len(opening) + len(closing) if wrapped else 0)
+    cut = inner[:keep] + GEMINI_TRUNCATED % (len(inner) - keep)
+    return opening + cut + closing if wrapped else cut
+
+
 def _gemini_shell_output(content: str) -> Tuple[str, bool]:
     """(output without the process-id lines, whether Gemini says the command failed: a
     non-zero `Exit Code:`, a `Signal:`, or cancelled).  Gemini's sections follow the `Output:`
@@ -7396,16 +7662,46 @@ SETTINGS_BROKEN_CONTENT = (
 
 
 def agent_answer(agent: str, result: Mapping[str, Any],
-                 event_name: Optional[str] = None) -> Optional[Dict[str, Any]]:
+                 event_name: Optional[str] = None, response: Any = None) -> Optional[Dict[str, Any]]:
     """A magihook result as the agent's hook answer; None (print nothing) for a plain continue.
 
     `event_name`: the agent's event being answered (default: the phase's first event).  Never
     "allow": that would skip the agent's own permission prompt.  Warnings go in the agent's
-    user-visible field only.
+    user-visible field only.  `response`: the agent's tool_response, given when
+    hooks.redact_tool_output is on; if redacting it changes it, the answer also replaces the
+    output where the agent can, and tells the user where it cannot.
     """
     spoken = agent_named(agent)
+    event_name = event_name or spoken.event_name(result["phase"])
+    answer = _verdict_answer(spoken, result, event_name)
+    warnings = list(result["warnings"])
+    redacted = redact_tool_result(response) if response is not None else None
+    if redacted is not None and redacted != response:
+        replacing = spoken.redacted_output_answer(event_name, redacted)
+        if replacing is None:
+            warnings.append(OUTPUT_NOT_REPLACED % spoken.title)
+        else:
+            answer = _merged(answer or {}, replacing)
+    return spoken.with_user_message(answer or {}, warnings) or None
+
+
+# What the user is told when an agent cannot take a redacted output (never the model).
+OUTPUT_NOT_REPLACED = ("redact_tool_output: %s cannot replace this tool's output, so the "
+                       "credentials in it were not redacted")
+
+
+def _merged(answer: Dict[str, Any], more: Mapping[str, Any]) -> Dict[str, Any]:
+    """ANSWER with MORE's fields; an object both have (hookSpecificOutput) gets both's keys."""
+    merged = dict(answer)
+    for key, value in more.items():
+        both = isinstance(merged.get(key), dict) and isinstance(value, dict)
+        merged[key] = dict(merged[key], **value) if both else value
+    return merged
+
+
+def _verdict_answer(spoken: Agent, result: Mapping[str, Any], event_name: str) -> Optional[Dict[str, Any]]:
+    """The answer a result's verdict (and context items) call for."""
     phase, verdict = result["phase"], result["verdict"]
-    event_name = event_name or spoken.event_name(phase)
     answer: Optional[Dict[str, Any]] = None
     if verdict == "block":
         answer = spoken.deny_answer(event_name, result["tool_result"]["content"])
@@ -7416,7 +7712,7 @@ def agent_answer(agent: str, result: Mapping[str, Any],
         answer = spoken.context_answer(event_name, text)
     else:
         answer = spoken.allow_answer()
-    return spoken.with_user_message(answer or {}, result["warnings"]) or None
+    return answer
 
 
 def settings_error_answer(agent: str, event_name: str, error: MagihookError) -> Dict[str, Any]:
@@ -7898,6 +8194,11 @@ class Agent:
         """A magihook result as the agent's tool_response (dialect stdin)."""
         raise NotImplementedError
 
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        """The answer that has the model read REDACTED (the agent's tool_response, credentials
+        redacted) instead of the tool's output; None where the agent cannot replace it."""
+        raise NotImplementedError
+
     def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
         """The agent's own fields of every dialect stdin, after hook_event_name."""
         raise NotImplementedError
@@ -7948,7 +8249,7 @@ AGENT_BEHAVIOURS = (
     "session_id_variable", "message_field", "user_message_field", "permission_decision",
     "deny_needs_reason", "after_tool_deny_hides_result", "imports_settings", "deny_answer",
     "stop_answer", "fail_answer", "context_answer", "allow_answer", "settings_snippet", "result",
-    "edit_request", "edit_call", "tool_response", "dialect_fields",
+    "edit_request", "edit_call", "tool_response", "dialect_fields", "redacted_output_answer",
 )
 
 if TYPE_CHECKING:
@@ -8068,6 +8369,13 @@ class ClaudeCode(Agent):
     def tool_response(self, event: ToolEvent) -> Any:
         return _claude_tool_response(event)
 
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        # Taken only in the tool's own output shape (a wrong one silently sends the original):
+        # the redacted copy of tool_response is that.  A failed tool's error cannot be replaced.
+        if event_name in self.failed_tool_events:
+            return None
+        return {"hookSpecificOutput": {"hookEventName": event_name, "updatedToolOutput": redacted}}
+
     def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
         # the agent's own mode when it gave one (adapt), else the agents' default
         return {"permission_mode": context.get("permission_mode") or "default"}
@@ -8128,6 +8436,11 @@ class Codex(ClaudeCode):
 
     def tool_response(self, event: ToolEvent) -> Any:
         return (event.result or {}).get("content")
+
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        # A block's reason replaces the output and the turn goes on (updatedToolOutput is ignored).
+        text = redacted if isinstance(redacted, str) else dump_json(redacted).decode("utf-8")
+        return {"decision": "block", "reason": text}
 
     def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
         return dict(ClaudeCode.dialect_fields(self, context), model=context["model_id"] or "",
@@ -8219,6 +8532,15 @@ class GeminiCli(Agent):
 
     def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
         return {"timestamp": utc_timestamp()}
+
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        # A deny's reason replaces the output (the model gets it as {"error": reason}) and the
+        # turn goes on; Gemini does not truncate that path, so the reason is cut here, inside
+        # the <untrusted_context> wrapper that llmContent keeps.
+        text = redacted.get("llmContent") if isinstance(redacted, dict) else redacted
+        if not isinstance(text, str):
+            text = dump_json(redacted).decode("utf-8")
+        return {"decision": "deny", "reason": _gemini_truncated(text)}
 
     def request_extras(self, agent_tool: str, raw: Mapping[str, Any]) -> Dict[str, Any]:
         return _gemini_line_range(raw) if agent_tool == "read_file" else {}
@@ -9967,7 +10289,10 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
                         owns_process=_owns_process(options),
                         deliver_context=mapped[0] not in MESSAGE_PHASES)
-    return agent_answer(agent, result, event_name)
+    replaced = (document.get("error" if event_name in agent_named(agent).failed_tool_events
+                             else "tool_response")
+                if settings.redact_tool_output and mapped[0] == "after_tool" else None)
+    return agent_answer(agent, result, event_name, replaced)
 
 
 def print_settings_config(config: Optional[str]) -> Optional[str]:

@@ -10,7 +10,7 @@ Which file tests which section of magihook.py (its docstring lists the 18):
      6. Input events                           test_input
      7. Matching                               test_run_core (matching)
      8. Preflight                              test_preflight, test_run_core (preflight)
-     9. Credential redaction                   test_redaction, test_redaction_rules,
+     9. Credential redaction                   test_redaction, test_redaction_rules, test_redaction_precision,
                                                test_redaction_syntax
     10. Payload                                test_payload, test_run_core (payload)
     11. Process runner                         test_runner, test_args (hooks that give args)
@@ -18,7 +18,7 @@ Which file tests which section of magihook.py (its docstring lists the 18):
     13. Records and sessions                   test_sessions, test_records
     14. Display                                test_display
     15. Pipeline (the Python API)              test_api, test_run_core (failure policies),
-                                               test_subagents
+                                               test_subagents, test_redact_output
     16. Interop (other agents' protocols)      test_interop, test_interop_codex, test_interop_gemini
     17. Checks: doctor, init and test          test_firsthour
     18. CLI                                    test_cli, test_stream

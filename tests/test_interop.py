@@ -1418,7 +1418,7 @@ def test_a_new_agent_is_one_registered_class_and_everything_derives_from_it():
         "agent class Bare must state session_id_variable, message_field, user_message_field, "
         "permission_decision, deny_needs_reason, after_tool_deny_hides_result, imports_settings, "
         "deny_answer, stop_answer, fail_answer, context_answer, allow_answer, settings_snippet, "
-        "result, edit_request, edit_call, tool_response, dialect_fields")
+        "result, edit_request, edit_call, tool_response, dialect_fields, redacted_output_answer")
     assert lines[1] == "['claude-code', 'codex', 'gemini', 'droid']"
     assert lines[2] == ("['magihook', 'claude-code', 'codex', 'gemini', 'droid'] {'properties': "
                         "{'dialect': {'enum': ['claude-code', 'codex', 'gemini', 'droid']}}, "

@@ -28,6 +28,7 @@ from conftest import (
     hook_def,
     hostile,
     live_members,
+    run_cli,
     run_hook,
     terminal,
     write_script,
@@ -443,3 +444,68 @@ def test_an_environment_entry_posix_spawn_refuses_does_not_stop_hooks(project):
 def test_failure_categories_are_exactly_the_spec_s():
     """Section 2 (constants) names them once; the spec lists these five (DESIGN "Hook processes")."""
     assert magihook.FAILURE_CATEGORIES == ("exit", "timeout", "runner", "stdin", "output-limit")
+
+
+# --- the hook's environment -----------------------------------------------------------------------
+
+AGENT_CREDENTIALS = {"ANTHROPIC_API_KEY": "sk-ant-api03-" + "a1B2" * 20, "GITHUB_TOKEN": "ghp_" + "Z9y8" * 9,
+                     "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIK7MDENGbPxRfiCY" + "Q1w2" * 3,
+                     "AWS_SESSION_TOKEN": "FwoGZXIvYXdzE" + "k" * 40, "DB_PASSWORD": "hunter2-horse",
+                     "MY_SECRET_THING": "s3cr3t-value", "NPM_TOKEN": "npm_" + "q" * 36}
+ORDINARY_VARIABLES = {"KEEP_ME": "plain", "MAX_TOKENS": "4096", "TOKENIZERS_PARALLELISM": "false",
+                      "SSH_AUTH_SOCK": "/tmp/agent.sock", "PASSWORD_STORE_DIR": "/tmp/store"}
+
+
+def dumped_env(path):
+    return dict(entry.split("=", 1) for entry in path.read_text().split("\0") if entry)
+
+
+def env_seen_by(project, payload, cwd, through):
+    """The variables a real hook (`env -0`) found, started by the CLI in CWD or by run_phase."""
+    dump = project / ("env-%s-%s.txt" % (payload, through))
+    script = write_script(project, "dump-env.sh", "#!/bin/bash\nenv -0 > '%s'\n" % dump)
+    hooks = {"enabled": True, "after_tool": [{"command": str(script), "payload": payload}]}
+    event = after_event(context={"cwd": str(cwd)})
+    given = dict(os.environ, **AGENT_CREDENTIALS, **ORDINARY_VARIABLES)
+    if through == "cli":
+        config = write_settings(project, hooks)
+        result = run_cli("run", "--phase", "after_tool", "--config", str(config), event=event,
+                         env=given, cwd=str(project))
+        assert result.returncode == 0, result.stderr
+    else:
+        settings = magihook.settings_from_document({"hooks": hooks})
+        old = dict(os.environ)
+        os.environ.update(given)
+        try:
+            result = magihook.run_phase(settings, "after_tool", event)
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+        assert result["warnings"] == []
+    return dumped_env(dump)
+
+
+@pytest.mark.parametrize("through, elsewhere", [("cli", False), ("cli", True), ("api", True)],
+                         ids=["posix_spawn", "popen", "api"])
+def test_a_redacted_hook_gets_the_environment_without_credential_names(project, tmp_path, through, elsewhere):
+    cwd = tmp_path if elsewhere else project
+    seen = env_seen_by(project, "redacted", cwd, through)
+    assert [name for name in AGENT_CREDENTIALS if name in seen] == []
+    assert {name: seen.get(name) for name in ORDINARY_VARIABLES} == ORDINARY_VARIABLES
+    assert seen["HOME"] == os.environ["HOME"]
+    assert not any(value in "\0".join(seen.values()) for value in AGENT_CREDENTIALS.values())
+
+
+@pytest.mark.parametrize("through", ["cli", "api"])
+def test_a_full_payload_hook_gets_the_whole_environment(project, through):
+    seen = env_seen_by(project, "full", project, through)
+    expected = dict(AGENT_CREDENTIALS, **ORDINARY_VARIABLES)
+    assert {name: seen.get(name) for name in expected} == expected
+
+
+def test_hook_environment_leaves_pwd_and_hands_over_ours_when_nothing_is_dropped():
+    plain = {"PATH": "/usr/bin", "PWD": "/work", "HOME": "/home/u"}
+    assert magihook.hook_environment("redacted", plain) is plain
+    assert magihook.hook_environment("full", None) is None
+    assert magihook.hook_environment("redacted", dict(plain, GITHUB_TOKEN="x")) == plain
+    assert magihook.hook_environment("full", dict(plain, GITHUB_TOKEN="x")) == dict(plain, GITHUB_TOKEN="x")

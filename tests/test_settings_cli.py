@@ -156,7 +156,7 @@ def test_config_fills_every_default_and_inherited_value(tmp_path):
         "trust": "not needed", "hooks": ["before_tool[0]", "after_tool[0]"]}]
     assert document == {
         "hooks": {
-            "enabled": True, "show_in_tui": False,
+            "enabled": True, "show_in_tui": False, "redact_tool_output": False,
             "injected_content": {"show_in_transcript": False, "show_in_activity_tree": False,
                                  "style": "content"},
             "payload": "redacted", "timeout_seconds": 7, "stdout_max_bytes": 8192,

@@ -361,7 +361,8 @@ def test_spec_defaults():
     defs = magihook.SETTINGS_SCHEMA["$defs"]
     found = {name: sub.get("default") for name, sub in defs["hooks"]["properties"].items()}
     assert found == {
-        "enabled": False, "show_in_tui": False, "injected_content": None, "payload": "redacted",
+        "enabled": False, "show_in_tui": False, "redact_tool_output": False, "injected_content": None,
+        "payload": "redacted",
         "timeout_seconds": 5, "stdout_max_bytes": 8192, "stderr_max_bytes": 8192,
         "provider_context_injection": False, "provider_context_max_bytes": 4096,
         "failure_policy": "warn", "before_tool": [], "after_tool": [], "after_assistant": [],

@@ -1,0 +1,115 @@
+"""hooks.redact_tool_output end to end with the real Claude Code (pinned, from npm): a project
+file holding a credential, shown by its Bash tool (`cat`) and read by its Read tool, reaches no
+request to the model while the file's other lines do; a Write of the redaction marker is
+blocked with the fixed sentence that tells the model why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from claude_mock import ClaudeModel, print_settings, request_text, result_text, run_claude
+
+SECRET = "ghp_" + "Q7rT2vX9bN4mK8pL3sW6" + "yZ1aC5dE0fG2"
+ENV_FILE = "LOG_LEVEL=debug\nGITHUB_TOKEN=%s\nPORT=8080\n" % SECRET
+MARKER = "<redacted:credential>"
+MARKER_WRITE = ("This tool call was blocked by local hook policy: its new content holds "
+                "<redacted:credential>, which stands for a credential hidden from you; write the "
+                "file without it.")
+
+
+@pytest.fixture
+def claude(agent_cli):
+    return agent_cli("claude-code")
+
+
+@pytest.fixture
+def project(tmp_path):
+    folder = tmp_path / "project"
+    (folder / ".claude").mkdir(parents=True)
+    (folder / ".magi-code").mkdir()
+    (tmp_path / "claude-home").mkdir()
+    settings = folder / ".magi-code" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
+    (folder / ".claude" / "settings.json").write_text(json.dumps(print_settings(settings), indent=2))
+    (folder / "app.env").write_text(ENV_FILE)
+    return folder
+
+
+def run(claude, project: Path, calls):
+    with ClaudeModel(calls) as model:
+        done = run_claude(claude, project, project.parent / "claude-home", model)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def test_a_credential_shown_by_cat_and_read_reaches_no_request_and_the_rest_does(claude, project):
+    done = run(claude, project, [
+        ("Bash", {"command": "cat app.env", "description": "scripted"}),
+        ("Read", {"file_path": str(project / "app.env")}),
+    ])
+    texts = [request_text(request.body) for request in done.model.requests]
+    assert not any(SECRET in text for text in texts)
+    last = texts[-1]
+    assert "LOG_LEVEL=debug" in last and "PORT=8080" in last and "GITHUB_TOKEN=" + MARKER in last
+    assert last.count("GITHUB_TOKEN=" + MARKER) >= 2  # both the Bash and the Read result
+
+
+def test_writing_the_marker_is_blocked_and_the_model_is_told_why(claude, project):
+    # A new file: Claude Code itself refuses to overwrite one the model has not read.
+    done = run(claude, project, [
+        ("Write", {"file_path": str(project / "copy.env"), "content": "GITHUB_TOKEN=%s\n" % MARKER}),
+    ])
+    assert not (project / "copy.env").exists()
+    results = done.tool_results_seen()
+    assert len(results) == 1 and results[0].get("is_error") is True
+    assert MARKER_WRITE in result_text(results[0])
+
+
+# --- Gemini CLI (pinned): the AfterTool deny's reason is the output the model gets --------------------
+
+@pytest.fixture
+def gemini(agent_cli, tmp_path):
+    from gemini_mock import GeminiRun
+
+    run = GeminiRun(agent_cli("gemini"), tmp_path)
+    (run.project / "app.env").write_text(ENV_FILE)
+    run.magihook_settings({"hooks": {"enabled": True, "redact_tool_output": True}})
+    run.wire()
+    return run
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("run_shell_command", {"command": "cat app.env", "description": "e2e"}),
+    ("read_file", {"file_path": "app.env"}),
+])
+def test_gemini_shows_the_model_the_redacted_output(gemini, tool, args):
+    from gemini_mock import GeminiModel, function_responses
+
+    model = GeminiModel(tool, args)
+    with model:
+        outcome = gemini.run(model)
+    assert outcome.returncode == 0, outcome
+    assert not any(SECRET in request.raw.decode("utf-8", "replace") for request in model.requests)
+    (response,) = function_responses(model.after_tool())
+    shown = json.dumps(response["response"])
+    assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown
+
+
+# --- Codex (pinned): the PostToolUse block's reason is the output the model gets -----------------------
+
+def test_codex_shows_the_model_the_redacted_shell_output(agent_cli, tmp_path):
+    from codex_mock import CodexModel, message, run_codex, shell_call
+
+    folder = tmp_path / "codex-project"
+    folder.mkdir()
+    (folder / "app.env").write_text(ENV_FILE)
+    config = tmp_path / "magihook-settings.json"
+    config.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
+    with CodexModel([[shell_call("cat app.env")], [message()]]) as model:
+        done = run_codex(agent_cli("codex"), model, folder, tmp_path / "scratch", config)
+    assert done.returncode == 0, done
+    assert SECRET not in model.all_text()
+    shown = model.tool_output("call_shell_1")
+    assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown

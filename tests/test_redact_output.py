@@ -1,0 +1,204 @@
+"""hooks.redact_tool_output: the tool result the model is sent, with credentials redacted, and a
+write of a redaction marker blocked (DESIGN.md "Secrets kept from the model")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import after_event, run_cli, write_script, write_settings
+
+import magihook
+
+GITHUB = "ghp_" + "Z9y8Xw7V" * 4 + "Ab12"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "Q1w2E3r4T5"
+HELD = "s3cr3t-held-by-name-x9"
+CONTENT = ("# app.env\nLOG_LEVEL=debug\nGITHUB_TOKEN=%s\nAWS_SECRET_ACCESS_KEY=%s\nPORT=8080\n"
+           "copy of the held value: %s\n" % (GITHUB, AWS_SECRET, HELD))
+RESULT = {"tool_name": "bash", "success": True, "content": CONTENT,
+          "metadata": {"exit_code": 0, "api_key": HELD, "lines": ["plain", "Bearer " + GITHUB],
+                       "duration_ms": 12.5, "truncated": False}}
+MARKER = magihook.REDACTION_MARKER
+
+
+def settings(**hooks):
+    return magihook.settings_from_document({"hooks": dict({"redact_tool_output": True}, **hooks)})
+
+
+def test_off_by_default_the_result_is_the_event_s_own():
+    given = dict(after_event(), result=RESULT)
+    for document in ({"hooks": {"enabled": True}}, {"hooks": {"redact_tool_output": False}}):
+        result = magihook.run_phase(magihook.settings_from_document(document), "after_tool", given)
+        assert result["tool_result"] is given["result"]
+
+
+def test_on_the_model_gets_the_result_with_credentials_redacted_and_the_rest_whole():
+    out = magihook.run_phase(settings(), "after_tool", dict(after_event(), result=RESULT))["tool_result"]
+    assert out == {"tool_name": "bash", "success": True, "content": (
+        "# app.env\nLOG_LEVEL=debug\nGITHUB_TOKEN=%s\nAWS_SECRET_ACCESS_KEY=%s\nPORT=8080\n"
+        "copy of the held value: %s\n" % (MARKER, MARKER, MARKER)),
+        "metadata": {"exit_code": 0, "api_key": MARKER, "lines": ["plain", "Bearer " + MARKER],
+                     "duration_ms": 12.5, "truncated": False}}
+
+
+def test_a_value_under_a_credential_name_keeps_its_shape():
+    result = dict(RESULT, metadata={"credentials": {"user": "bob", "password": "pw-is-long-enough"},
+                                    "api_keys": ["first-key-value-x", 7], "session_token": None})
+    out = magihook.run_phase(settings(), "after_tool", dict(after_event(), result=result))["tool_result"]
+    assert out["metadata"] == {"credentials": {"user": MARKER, "password": MARKER},
+                               "api_keys": [MARKER, 7], "session_token": None}
+
+
+def test_it_holds_without_hooks_enabled_and_for_a_tool_no_hook_wraps():
+    unwrapped = dict(after_event(tool="mcp__db__query"), result=dict(RESULT, tool_name="mcp__db__query"))
+    for document in ({"hooks": {"redact_tool_output": True}},
+                     {"hooks": {"enabled": False, "redact_tool_output": True}}):
+        out = magihook.run_phase(magihook.settings_from_document(document), "after_tool", unwrapped)
+        assert GITHUB not in json.dumps(out["tool_result"]) and "LOG_LEVEL=debug" in out["tool_result"]["content"]
+
+
+@pytest.mark.parametrize("payload", ["full", "redacted"])
+def test_hooks_still_get_their_payload_by_their_mode(project, payload):
+    dump = project / "stdin.json"
+    script = write_script(project, "dump.sh", "#!/bin/bash\ncat > '%s'\n" % dump)
+    config = write_settings(project, {"enabled": True, "redact_tool_output": True,
+                                      "after_tool": [{"command": str(script), "payload": payload}]})
+    ran = run_cli("run", "--phase", "after_tool", "--config", str(config),
+                  event=dict(after_event(), result=RESULT), cwd=str(project))
+    assert ran.returncode == 0, ran.stderr
+    assert GITHUB not in ran.stdout and "PORT=8080" in ran.json["tool_result"]["content"]
+    given = json.loads(dump.read_text())["result"]
+    if payload == "full":
+        assert given == RESULT
+    else:
+        assert given["content"] == magihook.REDACTED_TOOL_OUTPUT
+
+
+def test_config_shows_the_setting(project):
+    config = write_settings(project, {"redact_tool_output": True})
+    shown = run_cli("config", "--config", str(config))
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["hooks"]["redact_tool_output"] is True
+
+
+# --- no placeholder written back ------------------------------------------------------------------
+
+PATCH_ADDING = "*** Begin Patch\n*** Update File: app.env\n@@\n-GITHUB_TOKEN=old\n+GITHUB_TOKEN=%s\n*** End Patch\n"
+PATCH_REMOVING = "*** Begin Patch\n*** Update File: app.env\n@@\n-GITHUB_TOKEN=%s\n+GITHUB_TOKEN=\n*** End Patch\n"
+
+
+def before(tool, request):
+    return {"tool": {"name": tool, "call_id": "c1"}, "request": request}
+
+
+@pytest.mark.parametrize("tool, request_", [
+    ("write", {"path": "app.env", "content": "GITHUB_TOKEN=%s\n" % MARKER}),
+    ("hash_edit", {"path": "app.env", "input": PATCH_ADDING % MARKER}),
+])
+def test_writing_a_marker_back_is_blocked_before_the_tool_and_before_any_hook(project, tool, request_):
+    touched = project / "ran"
+    script = write_script(project, "guard.sh", "#!/bin/bash\ntouch '%s'\n" % touched)
+    config = write_settings(project, {"enabled": True, "redact_tool_output": True,
+                                      "before_tool": [{"command": str(script)}]})
+    ran = run_cli("run", "--phase", "before_tool", "--config", str(config), event=before(tool, request_),
+                  cwd=str(project))
+    assert ran.returncode == 3, ran.stderr
+    assert ran.json["verdict"] == "block"
+    assert ran.json["tool_result"] == {
+        "tool_name": tool, "call_id": "c1", "success": False, "blocked": True,
+        "content": "This tool call was blocked by local hook policy: its new content holds "
+                   "<redacted:credential>, which stands for a credential hidden from you; write the "
+                   "file without it."}
+    assert not touched.exists()
+
+
+@pytest.mark.parametrize("redact, tool, request_", [
+    (False, "write", {"path": "app.env", "content": "GITHUB_TOKEN=%s\n" % MARKER}),
+    (True, "write", {"path": "app.env", "content": "GITHUB_TOKEN=ghp_real\n"}),
+    (True, "hash_edit", {"path": "app.env", "input": PATCH_REMOVING % MARKER}),
+    (True, "bash", {"command": "echo %s" % MARKER}),
+])
+def test_a_marker_elsewhere_or_with_the_setting_off_is_not_blocked(redact, tool, request_):
+    document = {"hooks": {"redact_tool_output": redact}}
+    result = magihook.run_phase(magihook.settings_from_document(document), "before_tool", before(tool, request_))
+    assert (result["verdict"], result["tool_result"]) == ("continue", None)
+
+
+# --- adapt: each agent's model gets the redacted output ---------------------------------------------
+
+def adapt_answer(project, agent, document, redact=True, hooks=None):
+    settings = write_settings(project, dict({"redact_tool_output": redact}, **(hooks or {})))
+    done = run_cli("adapt", agent, "--config", str(settings), event=document, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def agent_stdin(project, event, tool, tool_input, **extra):
+    return dict({"session_id": "s1", "cwd": str(project), "hook_event_name": event, "tool_name": tool,
+                 "tool_input": tool_input}, **extra)
+
+
+CLAUDE_BASH = {"stdout": CONTENT, "stderr": "", "interrupted": False, "isImage": False}
+CLAUDE_READ = {"type": "text", "file": {"filePath": "/p/app.env", "content": CONTENT, "numLines": 7,
+                                        "startLine": 1, "totalLines": 7}}
+
+
+@pytest.mark.parametrize("tool, tool_input, response", [
+    ("Bash", {"command": "cat app.env"}, CLAUDE_BASH),
+    ("Read", {"file_path": "/p/app.env"}, CLAUDE_READ),
+])
+def test_claude_code_gets_updated_tool_output_in_the_tool_s_own_shape(project, tool, tool_input, response):
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", tool, tool_input,
+                                                         tool_response=response))
+    replaced = got["hookSpecificOutput"]["updatedToolOutput"]
+    assert got["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert json.dumps(replaced).replace(MARKER, "") == json.dumps(response).replace(GITHUB, "").replace(
+        AWS_SECRET, "")
+    assert GITHUB not in json.dumps(got) and AWS_SECRET not in json.dumps(got)
+
+
+def test_claude_code_context_and_replacement_share_hook_specific_output(project):
+    items = json.dumps({"context_items": [{"role": "user", "content": "note"}]})
+    install = write_script(project, "ctx.sh", "#!/bin/bash\necho '%s'\n" % items)
+    hooks = {"enabled": True, "after_tool": [{"command": str(install), "provider_context_injection": True}]}
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", "Bash", {"command": "x"},
+                                                         tool_response=CLAUDE_BASH), hooks=hooks)
+    assert set(got["hookSpecificOutput"]) == {"hookEventName", "additionalContext", "updatedToolOutput"}
+
+
+def test_nothing_to_redact_or_setting_off_answers_nothing(project):
+    plain = dict(CLAUDE_BASH, stdout="total 0\n")
+    assert adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", "Bash", {"command": "ls"},
+                                                          tool_response=plain)) is None
+    assert adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", "Bash", {"command": "x"},
+                                                          tool_response=CLAUDE_BASH), redact=False) is None
+
+
+def test_claude_code_failed_tool_output_cannot_be_replaced_and_the_user_is_told(project):
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUseFailure", "Bash",
+                                                         {"command": "x"}, error="Exit code 1\n" + CONTENT))
+    assert got == {"systemMessage": "magihook: redact_tool_output: Claude Code cannot replace this tool's "
+                                    "output, so the credentials in it were not redacted"}
+
+
+def test_codex_gets_a_block_whose_reason_is_the_redacted_output(project):
+    got = adapt_answer(project, "codex", agent_stdin(project, "PostToolUse", "Bash", {"command": "cat app.env"},
+                                                   tool_response=CONTENT))
+    assert got == {"decision": "block", "reason": CONTENT.replace(GITHUB, MARKER).replace(
+        AWS_SECRET, MARKER)}
+
+
+def test_gemini_gets_a_deny_whose_reason_is_the_redacted_llm_content_in_its_wrapper(project):
+    wrapped = "<untrusted_context>\n%s\n</untrusted_context>" % CONTENT
+    got = adapt_answer(project, "gemini", agent_stdin(project, "AfterTool", "read_file", {"file_path": "app.env"},
+                                                    tool_response={"llmContent": wrapped, "returnDisplay": ""}))
+    assert got == {"decision": "deny", "reason": wrapped.replace(GITHUB, MARKER).replace(AWS_SECRET, MARKER)}
+
+
+def test_gemini_reason_is_truncated_inside_the_wrapper():
+    long = "<untrusted_context>\n" + "x" * (magihook.GEMINI_REASON_MAX_CHARS * 2) + "\n</untrusted_context>"
+    cut = magihook._gemini_truncated(long)
+    assert cut.startswith("<untrusted_context>\nxxx") and cut.endswith(
+        "characters not shown ...]\n</untrusted_context>")
+    assert len(cut) < magihook.GEMINI_REASON_MAX_CHARS + 100
+    assert magihook._gemini_truncated("short") == "short"

@@ -1,0 +1,81 @@
+"""Precision on ordinary tool output (issue 23): each category of collateral redaction that
+bench/precision.py found is kept, the prose and pair forms of a credential are redacted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import magihook
+
+M = magihook.REDACTION_MARKER
+SECRET = "sk9Xq2LmP4vR7tW1zY3b"
+
+KEPT = {
+    "a function under a credential name": "withCredentials: defaultToConfig2,\ncancelToken: defaultToConfig2,\n",
+    "an expression": "request.withCredentials = !!_config.withCredentials;\n",
+    "a type annotation": "  token: CancelToken;\n",
+    "a flag about credentials": ("withCredentials = 'same-origin',\n"
+                                 "const isCredentialsSupported = \"credentials\" in x;\n"),
+    "an identifier list": "'PKPaymentToken', 'PKPushCredentials', 'PKPushPayload', 'TKTokenAuthOperation'",
+    "AWS pagination token": '{"NextToken": "eyJOZXh0VG9rZW4iOiBudWxsLCAiYm90b190cnVuY2F0ZV9hbW91bnQiOiAyfQ=="}',
+    "AWS idempotency token": '{"ClientToken": "d7320dc1-e02a89b3d3e2", "ChangeToken": "abcd12f2-46da"}',
+    "AWS account id": '{"AWSAccountId": "111122223333", "Arn": "arn:aws:kms:us-west-2:111122223333:key/mrk-1"}',
+    "an ARN's parts": '"ARN": "arn:aws:secretsmanager:us-east-1:448960724199:secret:prod/db-password-9c9441"',
+    "a key spec": '"CustomerMasterKeySpec": "SYMMETRIC_DEFAULT"',
+    "git config keys": "credential.https://github.com.helper=!/usr/bin/gh auth git-credential\n",
+    "sudoers": "node ALL=(root) NOPASSWD: /usr/local/bin/init-firewall.sh\n",
+    "prose headings": "**Custom Auth:** see below\nresolved secrets: scope-conflict\n",
+    "Actions permissions": "permissions:\n  id-token: write\n  contents: read\njobs:\n  x:\n    secrets: inherit\n",
+    "a Secret's non-secret fields": ('kind: Secret\nstringData:\n  host: pg.default.svc\n  port: "5432"\n'
+                                     "  database: app\n  sslmode: require\n"),
+    "a secret's namespace": 'secretNamespace: "default"\n',
+    "prose without a secret": "The password is correct.\n",
+}
+
+
+@pytest.mark.parametrize("text", list(KEPT.values()), ids=list(KEPT))
+def test_ordinary_output_is_kept(text):
+    assert magihook.redact_credentials(text) == text
+
+
+REDACTED = {
+    "your API key:": ("Your API key: %s" % SECRET, "Your API key: %s" % M),
+    "password for a user:": ("Password for bob: Tr0ub4dor-x9Q", "Password for bob: %s" % M),
+    "the password is": ("The password is Tr0ub4dor-x9Q.", "The password is %s." % M),
+    "your api key is": ("your api key is %s" % SECRET, "your api key is %s" % M),
+    "a value also found under a name": ("TOKEN=%s\ncurl -H %s" % (SECRET, SECRET), "TOKEN=%s\ncurl -H %s" % (M, M)),
+    "a Secret's password": ("kind: Secret\nstringData:\n  port: \"5432\"\n  password: %s\n" % SECRET,
+                            "kind: Secret\nstringData:\n  port: \"5432\"\n  password: %s\n" % M),
+}
+
+
+@pytest.mark.parametrize("text, expected", list(REDACTED.values()), ids=list(REDACTED))
+def test_prose_and_named_credentials_are_redacted(text, expected):
+    assert magihook.redact_credentials(text) == expected
+
+
+def test_a_word_found_under_a_name_is_redacted_there_only():
+    text = ("MYSQL_PASSWORD=petclinic\npackage org.springframework.samples.petclinic.owner;\n"
+            "https://github.com/spring-projects/spring-petclinic\n")
+    assert magihook.redact_credentials(text) == text.replace("=petclinic", "=" + M)
+
+
+def test_a_name_value_list_pair_is_redacted_in_every_place_a_string_is_scanned():
+    event = {"headers": [["X-Api-Key", SECRET], ["Accept", "text/plain"]]}
+    summarized = magihook.redact_tree(event)
+    assert summarized["headers"][0][1] == {"redacted": True, "kind": "credential", "bytes": len(SECRET)}
+    assert summarized["headers"][1] == ["Accept", "text/plain"]
+    assert magihook.redact_tool_result(event) == {"headers": [["X-Api-Key", M], ["Accept", "text/plain"]]}
+    assert SECRET not in magihook.redact_credentials(json.dumps(event))
+
+
+def test_prose_in_an_assistant_message_and_a_subagent_prompt():
+    settings = magihook.settings_from_document({"hooks": {"enabled": True, "after_assistant": [
+        {"command": "cat > /dev/null"}]}})
+    message = magihook.redact_request({"text": "Your API key: %s" % SECRET}, "after_assistant")
+    assert message == {"text": "Your API key: %s" % M}
+    prompt = magihook.redact_request({"tasks": [{"prompt": "the password is Tr0ub4dor-x9Q"}]}, "before_tool")
+    assert prompt == {"tasks": [{"prompt": "the password is %s" % M}]}
+    assert magihook.run_phase(settings, "after_assistant", {"text": "x"})["verdict"] == "continue"
