@@ -1,9 +1,11 @@
-"""Gemini CLI (pinned 0.61.0) calling `magihook adapt gemini` end to end.
+"""Gemini CLI (pinned, from npm) calling `magihook adapt gemini` end to end.
 
 Each test lets the mock model ask for one tool call, with magihook wired into the project's
 `.gemini/settings.json` exactly as `magihook adapt gemini --print-settings` prints it, and checks
 what the real agent did: whether the tool ran (a sentinel file), whether the turn went on (a
-request after the tool), and what the model was shown (the recorded requests).
+request after the tool), and what the model was shown (the recorded requests): magihook's sentence
+inside the tool's outcome and on a line of what the user is shown, whatever words Gemini puts
+around it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,7 @@ from gemini_mock import FINAL_ANSWER, ROOT, GeminiModel, GeminiRun, function_res
 
 BLOCKED = "This tool call was blocked by local hook policy."
 HOOK_SECRET = "hook-private-text-7f3a"  # what hooks print: it must never reach the model
-BLOCKED_LINE = "Error executing tool run_shell_command: Tool execution blocked: " + BLOCKED
-STOPPED_LINE = ("Error executing tool run_shell_command: Agent execution stopped by hook: "
-                "This turn was stopped by local hook policy.")
+STOPPED = "This turn was stopped by local hook policy."
 
 
 @pytest.fixture
@@ -60,6 +60,11 @@ def tool_output(model):
     assert request is not None, "no request carried the tool's outcome to the model"
     (response,) = function_responses(request)
     return response["response"].get("output", response["response"].get("error"))
+
+
+def shown_to_user(outcome, sentence):
+    """Whether a line Gemini printed for the user (stderr in headless mode) carries `sentence`."""
+    return any(sentence in line for line in outcome.stderr.splitlines())
 
 
 def assert_nothing_private(run, model):
@@ -108,9 +113,9 @@ def test_block_keeps_the_sentinel_and_the_model_sees_the_sanitized_deny(gemini):
     outcome = go(gemini, model, settings(before_tool=[guard]))
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
-    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert BLOCKED in tool_output(model)
     assert outcome.json["response"] == FINAL_ANSWER  # the turn goes on: the model answers
-    assert BLOCKED_LINE in outcome.stderr.splitlines()  # what the user is shown
+    assert shown_to_user(outcome, BLOCKED)  # what the user is shown
     assert_nothing_private(gemini, model)
 
 
@@ -135,8 +140,8 @@ def test_context_items_reach_the_next_model_request(gemini):
     outcome = go(gemini, model, settings(after_tool=[hook]))
     assert outcome.returncode == 0, outcome
     output = tool_output(model)
-    assert "<hook_context>e2e-context-item: the build uses make</hook_context>" in output
-    assert output.index("Output: ran") < output.index("<hook_context>")
+    item = "e2e-context-item: the build uses make"
+    assert item in output and output.index("ran") < output.index(item)  # after the real output
 
 
 WRITE_GUARD = {"label": "write-guard", "command": "./hooks/write-validator.sh", "payload": "full",
@@ -157,7 +162,7 @@ def test_write_guard_stops_gemini_file_tools_on_a_secret_like_path(gemini, tool,
     outcome = go(gemini, model, settings(before_tool=[WRITE_GUARD]))
     assert outcome.returncode == 0, outcome
     assert key.read_text() == "old key\n" if tool == "replace" else not key.exists()
-    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert BLOCKED in tool_output(model)
     assert_nothing_private(gemini, model)
 
 
@@ -177,7 +182,7 @@ def test_fail_before_the_tool_keeps_the_sentinel_and_stops_the_turn(gemini):
     assert len(model.turn_requests()) == 1
     # Gemini ends the turn with exit status 0, an empty answer and the stop reason on stderr
     assert (outcome.returncode, outcome.json["response"]) == (0, ""), outcome
-    assert STOPPED_LINE in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, STOPPED)
     assert HOOK_SECRET not in outcome.stdout + outcome.stderr
 
 
@@ -188,7 +193,7 @@ def test_fail_after_the_tool_stops_the_turn(gemini):
     assert model.after_tool() is None, "the turn went on to the model"
     assert len(model.turn_requests()) == 1
     assert (outcome.returncode, outcome.json["response"]) == (0, ""), outcome
-    assert STOPPED_LINE in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, STOPPED)
     assert HOOK_SECRET not in outcome.stdout + outcome.stderr
 
 
@@ -199,11 +204,10 @@ def test_broken_settings_fail_closed_without_showing_a_path(gemini):
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
     assert model.after_tool() is None, "the turn went on to the model"
-    assert STOPPED_LINE in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, STOPPED)
     # the details are the user's, in Gemini's user-visible message
-    assert ("Hook system message: magihook: %s: $.hooks.before_tool[0].timeout: unknown key "
-            "'timeout' (did you mean 'timeout_seconds'?)" % gemini.settings_file
-            ) in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, "magihook: %s: $.hooks.before_tool[0].timeout: unknown key "
+                         "'timeout' (did you mean 'timeout_seconds'?)" % gemini.settings_file)
     assert_nothing_private(gemini, model)
 
 
@@ -212,9 +216,9 @@ def test_a_guard_that_times_out_under_block_denies(gemini):
     outcome = go(gemini, model, settings(before_tool=[failing_hook(gemini, "block", sleep=True)]))
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
-    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert BLOCKED in tool_output(model)
     assert outcome.json["response"] == FINAL_ANSWER
-    assert BLOCKED_LINE in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, BLOCKED)
     assert_nothing_private(gemini, model)
 
 
@@ -227,7 +231,7 @@ def test_a_warning_reaches_the_user_not_the_model(gemini, phase):
     assert "Output: ran" in tool_output(model)
     warning = "magihook: hook failing (%s #0, bash) failed: exit: hook exited with status 1" % (
         phase)
-    assert "Hook system message: " + warning in outcome.stderr  # Gemini shows the user
+    assert shown_to_user(outcome, warning)
     for request in model.requests:
         assert "hook failing" not in request.raw.decode("utf-8", "replace")
     assert_nothing_private(gemini, model)
@@ -239,7 +243,7 @@ def test_after_hooks_see_a_failed_command_as_failed_and_plain(gemini):
     assert outcome.returncode == 0, outcome
     (envelope,) = captured(gemini)
     assert envelope["result"]["success"] is False
-    assert envelope["result"]["content"] == "Output: e2e-out\nExit Code: 3"
+    assert "e2e-out" in envelope["result"]["content"]  # the output, in Gemini's own words
 
 
 @pytest.mark.parametrize("tool,args,expected_tool,expected_request", [
@@ -319,4 +323,4 @@ def test_a_folder_trusted_in_trusted_folders_json_runs_the_hooks(gemini):
         outcome = gemini.run(model, trusted=False)
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
-    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert BLOCKED in tool_output(model)
