@@ -34,9 +34,10 @@ def _chunk(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 class GeminiModel(MockModel):
-    """One function call, then the final answer; every request recorded."""
+    """One function call (none when `tool` is None), then the final answer; every request
+    recorded."""
 
-    def __init__(self, tool: str, args: Dict[str, Any]) -> None:
+    def __init__(self, tool: Optional[str], args: Dict[str, Any]) -> None:
         super().__init__()
         self.tool, self.args = tool, args
         self.called = False
@@ -47,7 +48,7 @@ class GeminiModel(MockModel):
             return
         with self.lock:
             first, self.called = not self.called, True
-        if first and not function_responses(request):
+        if first and self.tool is not None and not function_responses(request):
             send_sse(handler, [_chunk([{"functionCall": {"name": self.tool, "args": self.args}}])])
         else:
             send_sse(handler, [_chunk([{"text": FINAL_ANSWER}])])

@@ -218,10 +218,11 @@ def test_broken_settings_fail_closed_and_show_the_model_no_path(claude, scratch,
     later = assert_stopped_before_the_tool(claude, scratch, run, stops_at_a_stopping_deny,
                                            SETTINGS_BROKEN)
     assert_nothing_leaked(later, scratch)
-    # The details (the file, the key) are shown to the user only.
-    assert run.user_messages() == [
+    # The details (the file, the key) are shown to the user only: at the PreToolUse, and again
+    # at each Stop that finds the file still broken.
+    assert set(run.user_messages()) == {
         "magihook: %s: $.hooks.timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?)"
-        % settings]
+        % settings}
 
 
 # --- write guards through Claude Code's file tools ---------------------------------------------
@@ -337,3 +338,35 @@ def test_an_imported_one_liner_blocks_as_it_does_in_claude_code(claude, scratch)
     # The hook's stderr (what Claude Code natively hands the model) stays out.
     assert "Blocked: %s" % (scratch / ".env") in request_text(native.model.conversation()[-1].body)
     assert "Blocked: " not in request_text(imported.model.conversation()[-1].body)
+
+
+# --- after_assistant: the final message, at Claude Code's Stop ---------------------------------
+
+def test_after_assistant_hooks_run_on_the_final_message_and_start_no_round(claude, scratch):
+    recorder = script(scratch, "recorder.sh", RECORDER)
+    memory = script(scratch, "memory-after.sh")
+    wire(scratch, {"provider_context_injection": True,
+                   "after_assistant": [{"label": "audit", "command": recorder, "payload": "full"},
+                                       {"label": "memory", "command": memory}]})
+    run = go(claude, scratch, [bash("echo hi")])
+    (record,) = [json.loads(line) for line in (scratch / "hooks" / "after.jsonl").read_text().splitlines()
+                 if line.strip()]
+    assert (record["phase"], record["tool"]["name"], record["request"]["text"]) == (
+        "after_assistant", "assistant", FINAL_TEXT)
+    # The memory hook's item has no next request to go to: no further model round, no loop.
+    assert len(run.model.conversation()) == 2
+    assert (run.final()["terminal_reason"], run.final()["result"]) == ("completed", FINAL_TEXT)
+    for request in run.model.requests:
+        assert "Relevant bounded memory" not in request_text(request.body)
+
+
+def test_fail_in_an_after_assistant_hook_ends_the_turn(claude, scratch):
+    wire(scratch, {"after_assistant": [{"label": "strict-final",
+                                        "command": script(scratch, "fail.sh", FAILING),
+                                        "failure_policy": "fail"}]})
+    run = go(claude, scratch, [])
+    assert len(run.model.conversation()) == 1  # no further model round
+    # The stop is Claude Code's "a Stop hook ended the turn"; the final answer stands.
+    assert (run.final()["terminal_reason"], run.final()["result"]) == ("stop_hook_prevented",
+                                                                       FINAL_TEXT)
+    assert_nothing_leaked(run, scratch)

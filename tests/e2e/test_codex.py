@@ -363,3 +363,33 @@ def test_a_broken_settings_file_is_explained_to_the_user_only(codex, tmux, tmp_p
     assert not (project / "made-by-tool").exists()
     assert "magihook: %s: $.hooks.timeout: unknown key 'timeout'" % config in screen
     assert_nothing_leaked(model, str(config.parent), "unknown key")
+
+
+# --- after_assistant: the final message, at Codex's Stop ---------------------------------------
+
+def test_after_assistant_hooks_run_on_the_final_message_and_start_no_round(codex, tmp_path, project):
+    memory = project / ".magi-hooks"
+    memory.mkdir()
+    (memory / "memory.txt").write_text("The build uses make, not npm (memo-9902).")
+    config = settings(tmp_path, after_assistant=[AUDIT, {
+        "label": "memory-after", "command": "./hooks/memory-after.sh",
+        "provider_context_injection": True}])
+    done, model = run(codex, tmp_path, project, config, [shell_call("echo hi-5510")], [message()])
+    (record,) = audit_records(project)
+    assert (record["phase"], record["tool"]["name"], record["request"]["text"]) == (
+        "after_assistant", "assistant", FINAL_TEXT)
+    # The memory hook's item has no next request to go to: no further model round, no loop.
+    assert_nothing_leaked(model, "memo-9902")
+    assert_finished(done, model, 2)
+
+
+def test_fail_in_an_after_assistant_hook_starts_no_round(codex, tmp_path, project):
+    config = settings(tmp_path, after_assistant=[{
+        "label": "strict-final", "failure_policy": "fail", "command": script(
+            project, "fails.sh", "cat > final-seen.txt\necho hook-secret-4471 >&2\nexit 1\n")}])
+    done, model = run(codex, tmp_path, project, config, [message()])
+    assert FINAL_TEXT in (project / "final-seen.txt").read_text()  # the hook ran on the answer
+    # Codex reads the stop as "end here" (`codex exec` shows nothing of it: the turn was
+    # ending anyway): the answer stands and nothing more is asked of the model.
+    assert_nothing_leaked(model, "strict-final", "hook-secret-4471")
+    assert_finished(done, model, 1)

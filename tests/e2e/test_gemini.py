@@ -99,7 +99,7 @@ def go(run, model, document):
 def test_print_settings_is_what_gemini_runs(gemini):
     gemini.magihook_settings(settings())
     snippet = gemini.wire()
-    assert set(snippet["hooks"]) == {"BeforeTool", "AfterTool"}
+    assert set(snippet["hooks"]) == {"BeforeTool", "AfterTool", "AfterAgent"}
     assert snippet["hooksConfig"] == {"enabled": True}
     command = snippet["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
     assert command == "%s %s adapt gemini --config %s" % (
@@ -324,3 +324,36 @@ def test_a_folder_trusted_in_trusted_folders_json_runs_the_hooks(gemini):
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
     assert BLOCKED in tool_output(model)
+
+
+# --- after_assistant: the final message, at Gemini's AfterAgent --------------------------------
+
+def test_after_assistant_hooks_run_on_the_final_message_and_start_no_round(gemini):
+    memory = gemini.project / ".magi-hooks" / "memory.txt"
+    memory.parent.mkdir()
+    memory.write_text("e2e-context-item: the build uses make\n")
+    model = shell("echo ran")
+    outcome = go(gemini, model, settings(after_assistant=[
+        capture_hook(gemini), {"label": "memory", "command": "./hooks/memory-after.sh",
+                               "provider_context_injection": True}]))
+    assert outcome.returncode == 0, outcome
+    (envelope,) = captured(gemini)
+    assert (envelope["phase"], envelope["tool"]["name"], envelope["request"]["text"]) == (
+        "after_assistant", "assistant", FINAL_ANSWER)
+    # The memory hook's item has no next request to go to: no further model round, no loop.
+    assert len(model.turn_requests()) == 2
+    assert outcome.json["response"] == FINAL_ANSWER
+    for request in model.requests:
+        assert "e2e-context-item" not in request.raw.decode("utf-8", "replace")
+
+
+def test_fail_in_an_after_assistant_hook_ends_the_turn(gemini):
+    model = GeminiModel(None, {})
+    outcome = go(gemini, model, settings(after_assistant=[failing_hook(gemini, "fail")]))
+    assert outcome.returncode == 0, outcome
+    assert len(model.turn_requests()) == 1  # no further model round
+    # Gemini ends the agent there and says so; the final answer stands.
+    assert outcome.json["response"] == FINAL_ANSWER
+    assert any(STOPPED in warning for warning in outcome.json.get("warnings", [])), outcome
+    assert HOOK_SECRET not in outcome.stdout + outcome.stderr
+    assert_nothing_private(gemini, model)
