@@ -286,15 +286,24 @@ def test_fail_after_the_tool_stops_the_turn(claude, scratch):
     assert_nothing_leaked(run, scratch)
 
 
-def test_failed_tool_reaches_after_hooks_with_success_false(claude, scratch):
-    recorder = script(scratch, "recorder.sh", RECORDER)
-    memory = script(scratch, "memory-after.sh")
-    wire(scratch, {"provider_context_injection": True,
-                   "after_tool": [{"label": "audit", "command": recorder, "payload": "full"},
-                                  {"label": "memory", "command": memory}]})
-    run = go(claude, scratch, [bash("echo failing-output; exit 3")])
-    (record,) = [json.loads(line) for line in (scratch / "hooks" / "after.jsonl").read_text().splitlines()
+def wire_recorder_and_memory(project, phase):
+    """In `phase`: a hook that records its envelope (payload full), then memory-after.sh."""
+    wire(project, {"provider_context_injection": True, phase: [
+        {"label": "audit", "command": script(project, "recorder.sh", RECORDER), "payload": "full"},
+        {"label": "memory", "command": script(project, "memory-after.sh")}]})
+
+
+def recorded(project):
+    """The one envelope the recorder got."""
+    (record,) = [json.loads(line) for line in (project / "hooks" / "after.jsonl").read_text().splitlines()
                  if line.strip()]
+    return record
+
+
+def test_failed_tool_reaches_after_hooks_with_success_false(claude, scratch):
+    wire_recorder_and_memory(scratch, "after_tool")
+    run = go(claude, scratch, [bash("echo failing-output; exit 3")])
+    record = recorded(scratch)
     assert (record["tool"]["name"], record["result"]["success"]) == ("bash", False)
     assert record["result"]["content"] == "Exit code 3\nfailing-output"
     # PostToolUseFailure's additionalContext reaches the model, after the failed result.
@@ -343,14 +352,9 @@ def test_an_imported_one_liner_blocks_as_it_does_in_claude_code(claude, scratch)
 # --- after_assistant: the final message, at Claude Code's Stop ---------------------------------
 
 def test_after_assistant_hooks_run_on_the_final_message_and_start_no_round(claude, scratch):
-    recorder = script(scratch, "recorder.sh", RECORDER)
-    memory = script(scratch, "memory-after.sh")
-    wire(scratch, {"provider_context_injection": True,
-                   "after_assistant": [{"label": "audit", "command": recorder, "payload": "full"},
-                                       {"label": "memory", "command": memory}]})
+    wire_recorder_and_memory(scratch, "after_assistant")
     run = go(claude, scratch, [bash("echo hi")])
-    (record,) = [json.loads(line) for line in (scratch / "hooks" / "after.jsonl").read_text().splitlines()
-                 if line.strip()]
+    record = recorded(scratch)
     assert (record["phase"], record["tool"]["name"], record["request"]["text"]) == (
         "after_assistant", "assistant", FINAL_TEXT)
     # The memory hook's item has no next request to go to: no further model round, no loop.
