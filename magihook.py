@@ -4712,8 +4712,9 @@ def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[st
         # A patch names the files it adds, updates, moves to or deletes in its own header lines
         # (structured, like request.path): a write guard must see them.  The first ones only.
         # The format is Codex's apply_patch, which Interop also writes for other agents' edits.
+        # Each as the file it names, as adapt gives request.path (`<cwd>//src/x` is `src/x`).
         for path in _patch_files(patch, AFFECTED_PATHS_MAX_ENTRIES):
-            named.setdefault(path, "request.input")
+            named.setdefault(_relative_path(path, event.context["cwd"]), "request.input")
     entries: List[Dict[str, str]] = []
     for path, source in named.items():
         if not _is_contained_path(path, event.context["cwd"]):
@@ -6450,12 +6451,12 @@ class PhaseRun:
 
     def __init__(self, settings: Settings, session: Optional[SessionFile],
                  on_row: Optional[Callable[[Mapping[str, Any]], None]],
-                 owns_process: bool = False) -> None:
+                 owns_process: bool = False, deliver_context: bool = True) -> None:
         self.settings = settings
         self.session = session
         self.on_row = on_row
         self.owns_process = owns_process  # see start_hook
-        self.deliver_context = True  # see _run_phase
+        self.deliver_context = deliver_context  # see _run_phase
         self.events: List[Dict[str, Any]] = []
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
@@ -6558,8 +6559,7 @@ def _run_phase(
     session = SessionFile(session_path) if session_path and hooks else None
     if owns_process and hooks:
         _sweep_once()
-    run = PhaseRun(settings, session, on_row, owns_process)
-    run.deliver_context = deliver_context
+    run = PhaseRun(settings, session, on_row, owns_process, deliver_context)
     try:
         verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
                    else _refuse_untrusted(run, hooks, tool_event))
