@@ -8340,7 +8340,8 @@ class ClaudeCode(Agent):
 
     def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
         if phase == "before_tool":
-            # Claude Code runs the tool on continue:false alone (measured, 2.1.197): deny it too.
+            # Claude Code runs the tool on continue:false alone (measured, 2.1.197 and 2.1.332):
+            # deny it too.  Next to the deny, 2.1.332 ends the turn; 2.1.197 went on.
             return dict(self.deny_answer(event_name, reason), **self.stop_answer(TURN_STOPPED_CONTENT))
         return self.stop_answer(TURN_STOPPED_CONTENT)
 

@@ -65,6 +65,21 @@ def result_text(block: Dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
+def text_after_tool_result(body: Any) -> str:
+    """The text the request places after its last tool_result block (in that message or in a
+    later one): where a hook's context item travels, whatever block the agent wraps it in."""
+    blocks: List[Any] = []
+    for message in (body or {}).get("messages", []):
+        content = message.get("content")
+        blocks += content if isinstance(content, list) else [{"type": "text", "text": content}]
+    last = max((index for index, block in enumerate(blocks) if isinstance(block, dict)
+                and block.get("type") == "tool_result"), default=None)
+    if last is None:
+        return ""
+    return "\n".join(block.get("text", "") for block in blocks[last + 1:]
+                     if isinstance(block, dict) and isinstance(block.get("text"), str))
+
+
 def request_text(body: Any) -> str:
     """All the text a request hands the model (messages and system), for 'does it carry X?'."""
     return json.dumps(body or {})
@@ -155,8 +170,9 @@ class Run:
 
 
 def run_claude(claude: Path, project: Path, home: Path, model: ClaudeModel, prompt: str = "go",
-               timeout: float = 240) -> Run:
-    """`claude -p` headless in `project`, against `model`, with a scratch HOME."""
+               timeout: float = 240, resume: bool = False) -> Run:
+    """`claude -p` headless in `project`, against `model`, with a scratch HOME; `resume`: a next
+    turn of the project's last session (`--continue`)."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("ANTHROPIC_", "CLAUDE", "MAGIHOOK_"))}
     # No magihook on the agent's PATH: the wiring must name it by its absolute path.
@@ -167,7 +183,7 @@ def run_claude(claude: Path, project: Path, home: Path, model: ClaudeModel, prom
                DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1")
     done = subprocess.run(
         [str(claude), "-p", prompt, "--output-format", "stream-json", "--verbose",
-         "--allowedTools", ALLOWED_TOOLS, "--include-hook-events"],
+         "--allowedTools", ALLOWED_TOOLS, "--include-hook-events"] + (["--continue"] if resume else []),
         cwd=str(project), env=env, capture_output=True, text=True, timeout=timeout,
         stdin=subprocess.DEVNULL)
     return Run(done, model, home)

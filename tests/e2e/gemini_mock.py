@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from mockmodel import MockModel, Request, send_json, send_sse
 
@@ -34,21 +34,26 @@ def _chunk(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 class GeminiModel(MockModel):
-    """One function call, then the final answer; every request recorded."""
+    """One function call (none when `tool` is None, more when `more` names them: one turn, the
+    calls in order), then the final answer; every request recorded."""
 
-    def __init__(self, tool: str, args: Dict[str, Any]) -> None:
+    def __init__(self, tool: Optional[str], args: Dict[str, Any],
+                 *more: Tuple[str, Dict[str, Any]]) -> None:
         super().__init__()
-        self.tool, self.args = tool, args
-        self.called = False
+        self.calls = ([(tool, args)] if tool is not None else []) + list(more)
+        self.served: Set[int] = set()  # each call is sent once, even if a request is retried
 
     def respond(self, handler: Any, request: Request) -> None:
         if request.method != "POST" or ":streamGenerateContent" not in request.path:
             send_json(handler, 404, {"error": {"code": 404, "message": "not scripted"}})
             return
+        done = len(function_responses(request))  # the request carries every earlier call's
         with self.lock:
-            first, self.called = not self.called, True
-        if first and not function_responses(request):
-            send_sse(handler, [_chunk([{"functionCall": {"name": self.tool, "args": self.args}}])])
+            call = done < len(self.calls) and done not in self.served
+            self.served.add(done)
+        if call:
+            name, args = self.calls[done]
+            send_sse(handler, [_chunk([{"functionCall": {"name": name, "args": args}}])])
         else:
             send_sse(handler, [_chunk([{"text": FINAL_ANSWER}])])
 

@@ -4,7 +4,9 @@ Each test writes a scratch project: magihook's settings in `.magi-code/settings.
 `.claude/settings.json` exactly as `magihook adapt claude-code --print-settings --config ...`
 prints it.  `claude -p` then runs against a mock of the Messages API that scripts one or two
 tool calls, then a final answer, and records every request: what the model saw is read from
-those requests, whether the tool ran from the files it would touch.
+those requests, whether the tool ran from the files it would touch.  What the model sees is
+checked as magihook's sentence inside the tool result, whatever prefix the release adds
+(2.1.332 writes `PreToolUse:Bash hook error: ` before it, 2.1.197 nothing).
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_mock import FINAL_TEXT, ClaudeModel, print_settings, request_text, result_text, run_claude
+from claude_mock import (
+    FINAL_TEXT,
+    ClaudeModel,
+    print_settings,
+    request_text,
+    result_text,
+    run_claude,
+    text_after_tool_result,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "hooks"
@@ -32,11 +42,21 @@ cat >> "$(dirname "$0")/after.jsonl"
 printf '\n' >> "$(dirname "$0")/after.jsonl"
 """
 LEAK_MARKERS = ("hook-stderr-secret", "unknown key", ".magi-code")
+MEMORY_ITEM = "Relevant bounded memory for next provider call (after bash)."  # memory-after.sh's
+# The newest release measured to go on after a deny that carries `continue: false`; later ones
+# end the turn there (docs/interop.md).
+LAST_RELEASE_GOING_ON_AFTER_A_STOPPING_DENY = (2, 1, 197)
 
 
 @pytest.fixture
 def claude(agent_cli):
     return agent_cli("claude-code")
+
+
+@pytest.fixture
+def stops_at_a_stopping_deny(agent_release):
+    """Whether the driven release ends the turn on a deny with `continue: false`."""
+    return agent_release("claude-code") > LAST_RELEASE_GOING_ON_AFTER_A_STOPPING_DENY
 
 
 @pytest.fixture
@@ -69,9 +89,10 @@ def script(project: Path, name: str, body: str = None) -> str:
     return "./hooks/" + name
 
 
-def go(claude, project, calls):
+def go(claude, project, calls, resume=False):
     with ClaudeModel(calls) as model:
-        run = run_claude(claude, project, project.parent / "claude-home", model)
+        run = run_claude(claude, project, project.parent / "claude-home", model,
+                         prompt="go on" if resume else "go", resume=resume)
     assert run.returncode == 0, run.stderr[-3000:]
     return run
 
@@ -90,6 +111,33 @@ def assert_nothing_leaked(run, project):
             assert marker not in text, marker
 
 
+def assert_denied_with(result, sentence):
+    """An error tool result carrying magihook's fixed sentence (and nothing of a hook's)."""
+    text, is_error = result
+    assert is_error and sentence in text, result
+
+
+def assert_stopped_before_the_tool(claude, project, run, stops, sentence):
+    """A deny with `continue: false`: the tool never ran; a release that honours the stop ends
+    the turn before any tool result is sent, and the model reads the deny at the start of the
+    next turn; an older one hands it the deny at once and the turn goes on.  Either way the
+    model's only word about the call is magihook's sentence."""
+    assert run.hook_answers("PreToolUse")[0]["continue"] is False
+    assert run.hook_answers("PostToolUse") == []  # the tool never ran
+    results, requests = seen(run)
+    if stops:
+        assert (requests, results) == (1, [])  # nothing went on to the model
+        assert (run.final()["terminal_reason"], run.final()["result"]) == ("hook_stopped", "")
+        run = go(claude, project, [], resume=True)
+        results, requests = seen(run)
+        assert requests == 1
+    else:
+        assert (requests, run.final()["result"]) == (2, FINAL_TEXT)
+    assert len(results) == 1
+    assert_denied_with(results[0], sentence)
+    return run
+
+
 def bash(command):
     return ("Bash", {"command": command, "description": "scripted"})
 
@@ -104,7 +152,8 @@ def test_block_denies_and_the_model_sees_the_sanitized_deny(claude, scratch):
     run = go(claude, scratch, [bash("rm -rf sentinel")])
     assert (scratch / "sentinel").exists()
     results, requests = seen(run)
-    assert results == [(BLOCKED, True)]
+    assert len(results) == 1
+    assert_denied_with(results[0], BLOCKED)
     assert (requests, run.final()["result"]) == (2, FINAL_TEXT)  # the turn goes on
     assert "blocked dangerous command pattern" not in request_text(run.model.conversation()[-1].body)
 
@@ -120,19 +169,16 @@ def test_allow_the_real_output_reaches_the_model(claude, scratch):
     assert requests == 2
 
 
-def test_fail_before_the_tool_denies_it(claude, scratch):
+def test_fail_before_the_tool_denies_it_and_stops_the_turn(claude, scratch, stops_at_a_stopping_deny):
     (scratch / "sentinel").write_text("keep")
     wire(scratch, {"before_tool": [{"label": "strict", "command": script(scratch, "fail.sh", FAILING),
                                     "failure_policy": "fail"}]})
     run = go(claude, scratch, [bash("rm -f sentinel")])
     assert (scratch / "sentinel").exists()
-    results, requests = seen(run)
-    assert results == [(BLOCKED, True)]
-    assert run.hook_answers("PreToolUse")[0]["continue"] is False
-    # Claude Code ignores continue:false next to a deny: the turn goes on to the final answer.
-    assert (requests, run.final()["result"]) == (2, FINAL_TEXT)
-    assert run.hook_answers("PostToolUse") == []  # the tool never ran
     assert_nothing_leaked(run, scratch)
+    later = assert_stopped_before_the_tool(claude, scratch, run, stops_at_a_stopping_deny, BLOCKED)
+    assert_nothing_leaked(later, scratch)
+    assert (scratch / "sentinel").exists()
 
 
 def test_timeout_under_block_denies(claude, scratch):
@@ -142,7 +188,9 @@ def test_timeout_under_block_denies(claude, scratch):
                                     "timeout_seconds": 1, "failure_policy": "block"}]})
     run = go(claude, scratch, [bash("rm -f sentinel")])
     assert (scratch / "sentinel").exists()
-    assert seen(run) == ([(BLOCKED, True)], 2)
+    results, requests = seen(run)
+    assert (len(results), requests) == (1, 2)  # the turn goes on
+    assert_denied_with(results[0], BLOCKED)
 
 
 def test_warn_runs_the_tool_and_tells_only_the_user(claude, scratch):
@@ -161,19 +209,21 @@ def test_warn_runs_the_tool_and_tells_only_the_user(claude, scratch):
     assert_nothing_leaked(run, scratch)
 
 
-def test_broken_settings_fail_closed_and_show_the_model_no_path(claude, scratch):
+def test_broken_settings_fail_closed_and_show_the_model_no_path(claude, scratch,
+                                                               stops_at_a_stopping_deny):
     (scratch / "sentinel").write_text("keep")
     settings = wire(scratch, {}, raw='{"hooks": {"enabled": true, "timeout": 5}}')
     run = go(claude, scratch, [bash("rm -f sentinel")])
     assert (scratch / "sentinel").exists()
-    results, requests = seen(run)
-    assert results == [(SETTINGS_BROKEN, True)]
-    assert requests == 2
     assert_nothing_leaked(run, scratch)
-    # The details (the file, the key) are shown to the user only.
-    assert run.user_messages() == [
+    later = assert_stopped_before_the_tool(claude, scratch, run, stops_at_a_stopping_deny,
+                                           SETTINGS_BROKEN)
+    assert_nothing_leaked(later, scratch)
+    # The details (the file, the key) are shown to the user only: at the PreToolUse, and again
+    # at each Stop that finds the file still broken.
+    assert set(run.user_messages()) == {
         "magihook: %s: $.hooks.timeout: unknown key 'timeout' (did you mean 'timeout_seconds'?)"
-        % settings]
+        % settings}
 
 
 # --- write guards through Claude Code's file tools ---------------------------------------------
@@ -195,7 +245,8 @@ def test_write_guard_through_write_and_edit(claude, scratch):
     assert (scratch / "app.py").read_text() == "TOKEN = 'x'\n"
     assert (scratch / "notes.txt").read_text() == "fine\n"
     results, _ = seen(run)
-    assert [results[0], results[2]] == [(BLOCKED, True), (BLOCKED, True)]
+    assert_denied_with(results[0], BLOCKED)
+    assert_denied_with(results[2], BLOCKED)
     assert results[3][1] is False
 
 
@@ -205,7 +256,8 @@ def test_shipped_write_validator_through_write(claude, scratch):
                                     "failure_policy": "block", "include_tools": ["write"]}]})
     run = go(claude, scratch, [("Write", {"file_path": str(scratch / "server.key"), "content": "k\n"})])
     assert not (scratch / "server.key").exists()
-    assert seen(run)[0] == [(BLOCKED, True)]
+    (result,) = seen(run)[0]
+    assert_denied_with(result, BLOCKED)
 
 
 # --- after_tool -------------------------------------------------------------------------------
@@ -217,9 +269,10 @@ def test_context_injection_reaches_the_next_request(claude, scratch):
     run = go(claude, scratch, [bash("echo hi")])
     conversation = run.model.conversation()
     assert len(conversation) == 2
-    # After the tool result, as a system reminder.
-    assert ("<system-reminder>\\nPostToolUse:Bash hook additional context: Relevant bounded memory "
-            "for next provider call (after bash).\\n</system-reminder>") in request_text(conversation[1].body)
+    # After the tool result (2.1.197: a system reminder in the same message; 2.1.332: a system
+    # message of its own), never before it.
+    assert seen(run)[0] == [("hi", False)]
+    assert MEMORY_ITEM in text_after_tool_result(conversation[1].body)
     assert "Relevant bounded memory" not in request_text(conversation[0].body)
 
 
@@ -234,22 +287,31 @@ def test_fail_after_the_tool_stops_the_turn(claude, scratch):
     assert_nothing_leaked(run, scratch)
 
 
-def test_failed_tool_reaches_after_hooks_with_success_false(claude, scratch):
-    recorder = script(scratch, "recorder.sh", RECORDER)
-    memory = script(scratch, "memory-after.sh")
-    wire(scratch, {"provider_context_injection": True,
-                   "after_tool": [{"label": "audit", "command": recorder, "payload": "full"},
-                                  {"label": "memory", "command": memory}]})
-    run = go(claude, scratch, [bash("echo failing-output; exit 3")])
-    (record,) = [json.loads(line) for line in (scratch / "hooks" / "after.jsonl").read_text().splitlines()
+def wire_recorder_and_memory(project, phase):
+    """In `phase`: a hook that records its envelope (payload full), then memory-after.sh."""
+    wire(project, {"provider_context_injection": True, phase: [
+        {"label": "audit", "command": script(project, "recorder.sh", RECORDER), "payload": "full"},
+        {"label": "memory", "command": script(project, "memory-after.sh")}]})
+
+
+def recorded(project):
+    """The one envelope the recorder got."""
+    (record,) = [json.loads(line) for line in (project / "hooks" / "after.jsonl").read_text().splitlines()
                  if line.strip()]
+    return record
+
+
+def test_failed_tool_reaches_after_hooks_with_success_false(claude, scratch):
+    wire_recorder_and_memory(scratch, "after_tool")
+    run = go(claude, scratch, [bash("echo failing-output; exit 3")])
+    record = recorded(scratch)
     assert (record["tool"]["name"], record["result"]["success"]) == ("bash", False)
     assert record["result"]["content"] == "Exit code 3\nfailing-output"
     # PostToolUseFailure's additionalContext reaches the model, after the failed result.
     results, requests = seen(run)
-    assert (results, requests) == ([("Exit code 3\nfailing-output", True)], 2)
-    assert "PostToolUseFailure:Bash hook additional context: Relevant bounded memory" in request_text(
-        run.model.conversation()[-1].body)
+    assert (len(results), requests) == (1, 2)
+    assert "failing-output" in results[0][0] and results[0][1] is True
+    assert MEMORY_ITEM in text_after_tool_result(run.model.conversation()[-1].body)
 
 
 
@@ -281,7 +343,35 @@ def test_an_imported_one_liner_blocks_as_it_does_in_claude_code(claude, scratch)
     imported = go(claude, scratch, calls)
     assert not (scratch / ".env").exists() and (scratch / "notes.txt").exists()
     results = seen(imported)[0]
-    assert [results[0], results[1][1]] == [(BLOCKED, True), False]
+    assert_denied_with(results[0], BLOCKED)
+    assert results[1][1] is False
     # The hook's stderr (what Claude Code natively hands the model) stays out.
     assert "Blocked: %s" % (scratch / ".env") in request_text(native.model.conversation()[-1].body)
     assert "Blocked: " not in request_text(imported.model.conversation()[-1].body)
+
+
+# --- after_assistant: the final message, at Claude Code's Stop ---------------------------------
+
+def test_after_assistant_hooks_run_on_the_final_message_and_start_no_round(claude, scratch):
+    wire_recorder_and_memory(scratch, "after_assistant")
+    run = go(claude, scratch, [bash("echo hi")])
+    record = recorded(scratch)
+    assert (record["phase"], record["tool"]["name"], record["request"]["text"]) == (
+        "after_assistant", "assistant", FINAL_TEXT)
+    # The memory hook's item has no next request to go to: no further model round, no loop.
+    assert len(run.model.conversation()) == 2
+    assert (run.final()["terminal_reason"], run.final()["result"]) == ("completed", FINAL_TEXT)
+    for request in run.model.requests:
+        assert "Relevant bounded memory" not in request_text(request.body)
+
+
+def test_fail_in_an_after_assistant_hook_ends_the_turn(claude, scratch):
+    wire(scratch, {"after_assistant": [{"label": "strict-final",
+                                        "command": script(scratch, "fail.sh", FAILING),
+                                        "failure_policy": "fail"}]})
+    run = go(claude, scratch, [])
+    assert len(run.model.conversation()) == 1  # no further model round
+    # The stop is Claude Code's "a Stop hook ended the turn"; the final answer stands.
+    assert (run.final()["terminal_reason"], run.final()["result"]) == ("stop_hook_prevented",
+                                                                       FINAL_TEXT)
+    assert_nothing_leaked(run, scratch)

@@ -1,9 +1,11 @@
-"""Gemini CLI (pinned 0.61.0) calling `magihook adapt gemini` end to end.
+"""Gemini CLI (pinned, from npm) calling `magihook adapt gemini` end to end.
 
 Each test lets the mock model ask for one tool call, with magihook wired into the project's
 `.gemini/settings.json` exactly as `magihook adapt gemini --print-settings` prints it, and checks
 what the real agent did: whether the tool ran (a sentinel file), whether the turn went on (a
-request after the tool), and what the model was shown (the recorded requests).
+request after the tool), and what the model was shown (the recorded requests): magihook's sentence
+inside the tool's outcome and on a line of what the user is shown, whatever words Gemini puts
+around it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,7 @@ from gemini_mock import FINAL_ANSWER, ROOT, GeminiModel, GeminiRun, function_res
 
 BLOCKED = "This tool call was blocked by local hook policy."
 HOOK_SECRET = "hook-private-text-7f3a"  # what hooks print: it must never reach the model
-BLOCKED_LINE = "Error executing tool run_shell_command: Tool execution blocked: " + BLOCKED
-STOPPED_LINE = ("Error executing tool run_shell_command: Agent execution stopped by hook: "
-                "This turn was stopped by local hook policy.")
+STOPPED = "This turn was stopped by local hook policy."
 
 
 @pytest.fixture
@@ -62,6 +62,11 @@ def tool_output(model):
     return response["response"].get("output", response["response"].get("error"))
 
 
+def shown_to_user(outcome, sentence):
+    """Whether a line Gemini printed for the user (stderr in headless mode) carries `sentence`."""
+    return any(sentence in line for line in outcome.stderr.splitlines())
+
+
 def assert_nothing_private(run, model):
     """No hook output anywhere sent to the model, and no local path or magihook message in what
     followed the tool call (the prompt's own workspace listing names the project's files)."""
@@ -94,7 +99,7 @@ def go(run, model, document):
 def test_print_settings_is_what_gemini_runs(gemini):
     gemini.magihook_settings(settings())
     snippet = gemini.wire()
-    assert set(snippet["hooks"]) == {"BeforeTool", "AfterTool"}
+    assert set(snippet["hooks"]) == {"BeforeTool", "AfterTool", "AfterAgent"}
     assert snippet["hooksConfig"] == {"enabled": True}
     command = snippet["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
     assert command == "%s %s adapt gemini --config %s" % (
@@ -108,9 +113,9 @@ def test_block_keeps_the_sentinel_and_the_model_sees_the_sanitized_deny(gemini):
     outcome = go(gemini, model, settings(before_tool=[guard]))
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
-    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert BLOCKED in tool_output(model)
     assert outcome.json["response"] == FINAL_ANSWER  # the turn goes on: the model answers
-    assert BLOCKED_LINE in outcome.stderr.splitlines()  # what the user is shown
+    assert shown_to_user(outcome, BLOCKED)  # what the user is shown
     assert_nothing_private(gemini, model)
 
 
@@ -135,8 +140,8 @@ def test_context_items_reach_the_next_model_request(gemini):
     outcome = go(gemini, model, settings(after_tool=[hook]))
     assert outcome.returncode == 0, outcome
     output = tool_output(model)
-    assert "<hook_context>e2e-context-item: the build uses make</hook_context>" in output
-    assert output.index("Output: ran") < output.index("<hook_context>")
+    item = "e2e-context-item: the build uses make"
+    assert item in output and output.index("ran") < output.index(item)  # after the real output
 
 
 WRITE_GUARD = {"label": "write-guard", "command": "./hooks/write-validator.sh", "payload": "full",
@@ -157,7 +162,7 @@ def test_write_guard_stops_gemini_file_tools_on_a_secret_like_path(gemini, tool,
     outcome = go(gemini, model, settings(before_tool=[WRITE_GUARD]))
     assert outcome.returncode == 0, outcome
     assert key.read_text() == "old key\n" if tool == "replace" else not key.exists()
-    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert BLOCKED in tool_output(model)
     assert_nothing_private(gemini, model)
 
 
@@ -177,7 +182,7 @@ def test_fail_before_the_tool_keeps_the_sentinel_and_stops_the_turn(gemini):
     assert len(model.turn_requests()) == 1
     # Gemini ends the turn with exit status 0, an empty answer and the stop reason on stderr
     assert (outcome.returncode, outcome.json["response"]) == (0, ""), outcome
-    assert STOPPED_LINE in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, STOPPED)
     assert HOOK_SECRET not in outcome.stdout + outcome.stderr
 
 
@@ -188,7 +193,7 @@ def test_fail_after_the_tool_stops_the_turn(gemini):
     assert model.after_tool() is None, "the turn went on to the model"
     assert len(model.turn_requests()) == 1
     assert (outcome.returncode, outcome.json["response"]) == (0, ""), outcome
-    assert STOPPED_LINE in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, STOPPED)
     assert HOOK_SECRET not in outcome.stdout + outcome.stderr
 
 
@@ -199,11 +204,10 @@ def test_broken_settings_fail_closed_without_showing_a_path(gemini):
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
     assert model.after_tool() is None, "the turn went on to the model"
-    assert STOPPED_LINE in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, STOPPED)
     # the details are the user's, in Gemini's user-visible message
-    assert ("Hook system message: magihook: %s: $.hooks.before_tool[0].timeout: unknown key "
-            "'timeout' (did you mean 'timeout_seconds'?)" % gemini.settings_file
-            ) in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, "magihook: %s: $.hooks.before_tool[0].timeout: unknown key "
+                         "'timeout' (did you mean 'timeout_seconds'?)" % gemini.settings_file)
     assert_nothing_private(gemini, model)
 
 
@@ -212,22 +216,22 @@ def test_a_guard_that_times_out_under_block_denies(gemini):
     outcome = go(gemini, model, settings(before_tool=[failing_hook(gemini, "block", sleep=True)]))
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
-    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert BLOCKED in tool_output(model)
     assert outcome.json["response"] == FINAL_ANSWER
-    assert BLOCKED_LINE in outcome.stderr.splitlines()
+    assert shown_to_user(outcome, BLOCKED)
     assert_nothing_private(gemini, model)
 
 
-@pytest.mark.parametrize("phase", ["before_tool", "after_tool"])
-def test_a_warning_reaches_the_user_not_the_model(gemini, phase):
+def test_a_warning_reaches_the_user_not_the_model(gemini):
     model = shell("rm sentinel.txt; echo ran")
-    outcome = go(gemini, model, settings(**{phase: [failing_hook(gemini, "warn")]}))
+    outcome = go(gemini, model, settings(before_tool=[failing_hook(gemini, "warn")],
+                                         after_tool=[failing_hook(gemini, "warn")]))
     assert outcome.returncode == 0, outcome
     assert not (gemini.project / "sentinel.txt").exists()
-    assert "Output: ran" in tool_output(model)
-    warning = "magihook: hook failing (%s #0, bash) failed: exit: hook exited with status 1" % (
-        phase)
-    assert "Hook system message: " + warning in outcome.stderr  # Gemini shows the user
+    assert "ran" in tool_output(model)
+    for phase in ("before_tool", "after_tool"):
+        assert shown_to_user(outcome, "magihook: hook failing (%s #0, bash) failed: exit: hook "
+                                      "exited with status 1" % phase)
     for request in model.requests:
         assert "hook failing" not in request.raw.decode("utf-8", "replace")
     assert_nothing_private(gemini, model)
@@ -239,33 +243,29 @@ def test_after_hooks_see_a_failed_command_as_failed_and_plain(gemini):
     assert outcome.returncode == 0, outcome
     (envelope,) = captured(gemini)
     assert envelope["result"]["success"] is False
-    assert envelope["result"]["content"] == "Output: e2e-out\nExit Code: 3"
+    assert "e2e-out" in envelope["result"]["content"]  # the output, in Gemini's own words
 
 
-@pytest.mark.parametrize("tool,args,expected_tool,expected_request", [
-    ("read_file", lambda p: {"file_path": str(p / "lines.txt"), "start_line": 3, "end_line": 5},
-     "read", {"path": "lines.txt", "offset": 3, "limit": 3}),
-    ("grep_search", lambda p: {"pattern": "line 7", "dir_path": str(p),
-                               "include_pattern": "*.txt"},
-     "ffgrep", {"pattern": "line 7", "path": ".", "glob": "*.txt"}),
-    ("replace", lambda p: {"file_path": str(p / "lines.txt"), "instruction": "renumber",
-                           "old_string": "line", "new_string": "row", "allow_multiple": True},
-     "hash_edit", {"path": "lines.txt", "replace_all": True,
-                   "input": "*** Begin Patch\n*** Update File: lines.txt\n@@\n-line\n+row\n"
-                            "*** End Patch"}),
-])
-def test_gemini_061_fields_reach_hooks_in_magihooks_words(gemini, tool, args, expected_tool,
-                                                         expected_request):
+def test_gemini_061_fields_reach_hooks_in_magihooks_words(gemini):
+    """One turn, three tools called with Gemini 0.61's field names."""
     lines = gemini.project / "lines.txt"
     lines.write_text("".join("line %d\n" % n for n in range(1, 11)))
-    model = GeminiModel(tool, args(gemini.project))
+    model = GeminiModel(
+        "read_file", {"file_path": str(lines), "start_line": 3, "end_line": 5},
+        ("grep_search", {"pattern": "line 7", "dir_path": str(gemini.project),
+                         "include_pattern": "*.txt"}),
+        ("replace", {"file_path": str(lines), "instruction": "renumber", "old_string": "line",
+                     "new_string": "row", "allow_multiple": True}))
     outcome = go(gemini, model, settings(before_tool=[capture_hook(gemini)]))
     assert outcome.returncode == 0, outcome
-    (envelope,) = captured(gemini)
-    assert envelope["tool"]["name"] == expected_tool
-    assert envelope["request"] == expected_request
-    if tool == "replace":  # the call ran as Gemini runs it: every occurrence replaced
-        assert lines.read_text().count("row ") == 10
+    assert [(envelope["tool"]["name"], envelope["request"]) for envelope in captured(gemini)] == [
+        ("read", {"path": "lines.txt", "offset": 3, "limit": 3}),
+        ("ffgrep", {"pattern": "line 7", "path": ".", "glob": "*.txt"}),
+        ("hash_edit", {"path": "lines.txt", "replace_all": True,
+                       "input": "*** Begin Patch\n*** Update File: lines.txt\n@@\n-line\n+row\n"
+                                "*** End Patch"})]
+    # The replace ran as Gemini runs it: every occurrence replaced.
+    assert lines.read_text().count("row ") == 10
 
 
 @pytest.mark.parametrize("hooks_config", [{"enabled": False},
@@ -319,4 +319,37 @@ def test_a_folder_trusted_in_trusted_folders_json_runs_the_hooks(gemini):
         outcome = gemini.run(model, trusted=False)
     assert outcome.returncode == 0, outcome
     assert (gemini.project / "sentinel.txt").exists()
-    assert tool_output(model) == "Tool execution blocked: " + BLOCKED
+    assert BLOCKED in tool_output(model)
+
+
+# --- after_assistant: the final message, at Gemini's AfterAgent --------------------------------
+
+def test_after_assistant_hooks_run_on_the_final_message_and_start_no_round(gemini):
+    memory = gemini.project / ".magi-hooks" / "memory.txt"
+    memory.parent.mkdir()
+    memory.write_text("e2e-context-item: the build uses make\n")
+    model = shell("echo ran")
+    outcome = go(gemini, model, settings(after_assistant=[
+        capture_hook(gemini), {"label": "memory", "command": "./hooks/memory-after.sh",
+                               "provider_context_injection": True}]))
+    assert outcome.returncode == 0, outcome
+    (envelope,) = captured(gemini)
+    assert (envelope["phase"], envelope["tool"]["name"], envelope["request"]["text"]) == (
+        "after_assistant", "assistant", FINAL_ANSWER)
+    # The memory hook's item has no next request to go to: no further model round, no loop.
+    assert len(model.turn_requests()) == 2
+    assert outcome.json["response"] == FINAL_ANSWER
+    for request in model.requests:
+        assert "e2e-context-item" not in request.raw.decode("utf-8", "replace")
+
+
+def test_fail_in_an_after_assistant_hook_ends_the_turn(gemini):
+    model = GeminiModel(None, {})
+    outcome = go(gemini, model, settings(after_assistant=[failing_hook(gemini, "fail")]))
+    assert outcome.returncode == 0, outcome
+    assert len(model.turn_requests()) == 1  # no further model round
+    # Gemini ends the agent there and says so; the final answer stands.
+    assert outcome.json["response"] == FINAL_ANSWER
+    assert any(STOPPED in warning for warning in outcome.json.get("warnings", [])), outcome
+    assert HOOK_SECRET not in outcome.stdout + outcome.stderr
+    assert_nothing_private(gemini, model)
