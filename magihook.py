@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         Any,
         Callable,
         Dict,
+        FrozenSet,
         Iterator,
         List,
         Mapping,
@@ -57,7 +58,9 @@ if TYPE_CHECKING:
         Set,
         TextIO,
         Tuple,
+        Type,
         TypedDict,
+        TypeVar,
         Union,
     )
 
@@ -632,7 +635,7 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                         "payload 'full'."
                     ),
                     "type": "string",
-                    "enum": ["magihook", "claude-code", "codex", "gemini"],
+                    "enum": ["magihook"],  # settings_schema() adds each agent's name
                     "default": "magihook",
                 },
             },
@@ -642,7 +645,7 @@ _SCHEMA_FRAME: Dict[str, Any] = {
             # type error reports those).
             "if": {
                 "type": "object",
-                "properties": {"dialect": {"enum": ["claude-code", "codex", "gemini"]}},
+                "properties": {"dialect": {"enum": []}},  # each agent's name
                 "required": ["dialect"],
             },
             "then": {"$ref": "#/$defs/rule_dialect_payload_set"},
@@ -689,7 +692,7 @@ _SCHEMA_FRAME: Dict[str, Any] = {
         "foreign_dialect_payload": {
             "description": "Applies rule_dialect_payload_inherited to hooks with a foreign dialect.",
             "if": {
-                "properties": {"dialect": {"enum": ["claude-code", "codex", "gemini"]}},
+                "properties": {"dialect": {"enum": []}},  # each agent's name
                 "required": ["dialect"],
             },
             "then": {"$ref": "#/$defs/rule_dialect_payload_inherited"},
@@ -713,7 +716,20 @@ def settings_schema(settings: Sequence[InheritedSetting]) -> Dict[str, Any]:
     defs["hooks"] = _insert_properties(
         defs["hooks"], "injected_content", global_setting_properties(settings))
     defs["hook"] = _insert_properties(defs["hook"], "command", hook_setting_properties(settings))
-    return dict(_SCHEMA_FRAME, **{"$defs": defs})
+    return dict(_SCHEMA_FRAME, **{"$defs": _with_dialects(defs, list(AGENTS))})
+
+
+def _with_dialects(defs: Dict[str, Any], agents: List[str]) -> Dict[str, Any]:
+    """A copy of the $defs with the agents' names where the frame names the dialects: in the
+    hook's dialect enum (after magihook's own) and in the two rules on a foreign dialect."""
+    hook = dict(defs["hook"])
+    dialect = hook["properties"]["dialect"]
+    hook["properties"] = dict(hook["properties"], dialect=dict(dialect, enum=dialect["enum"] + agents))
+    foreign = {"properties": {"dialect": {"enum": agents}}}
+    hook["if"] = dict(hook["if"], **foreign)
+    payload = defs["foreign_dialect_payload"]
+    return dict(defs, hook=hook, foreign_dialect_payload=dict(payload, **{
+        "if": dict(payload["if"], **foreign)}))
 
 
 def global_setting_properties(settings: Sequence[InheritedSetting]) -> Dict[str, Any]:
@@ -757,7 +773,8 @@ def _insert_properties(block: Dict[str, Any], after: str, inserted: Dict[str, An
     return dict(block, properties=properties)
 
 
-SETTINGS_SCHEMA = settings_schema(INHERITED_SETTINGS)
+# SETTINGS_SCHEMA = settings_schema(INHERITED_SETTINGS) is built in section 16, once the agents
+# it names as dialects are registered.
 
 # Each custom rule's $defs name -> the keyword that fails when the rule is broken.
 _RULE_KEYWORDS = {
@@ -766,7 +783,6 @@ _RULE_KEYWORDS = {
     "rule_dialect_payload_set": "not",
     "rule_dialect_payload_inherited": "required",
 }
-_DIALECT_AGENTS = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 _ANNOTATION_KEYWORDS = frozenset(
     ["$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples"]
 )
@@ -858,7 +874,7 @@ def _rule_name(keyword: str, fragment: Any) -> Optional[str]:
 def _dialect_reason(hook: Any) -> str:
     # The rules only fire when dialect is one of the foreign enum values, so it is safe to show.
     dialect: Any = hook.get("dialect") if isinstance(hook, dict) else None
-    agent = _DIALECT_AGENTS.get(dialect, "that agent")
+    agent = AGENTS[dialect].title if dialect in AGENTS else "that agent"
     return "a hook with dialect %s receives %s's unredacted hook stdin" % (_short(dialect), agent)
 
 
@@ -6780,73 +6796,8 @@ def exit_code_for(result: Mapping[str, Any]) -> int:
 # docs/hooks/reference.md, docs/hooks/index.md and packages/core/src/hooks/hookRunner.ts.
 
 MAGIHOOK_DIALECT = "magihook"
-AGENTS = ("claude-code", "codex", "gemini")
 TURN_STOPPED_CONTENT = "This turn was stopped by local hook policy."
 
-# hook_event_name -> phase.  Message phases reach a dialect hook as the agent's end-of-turn event.
-AGENT_TOOL_EVENTS = MappingProxyType({
-    "claude-code": {"PreToolUse": "before_tool", "PostToolUse": "after_tool",
-                    "PostToolUseFailure": "after_tool"},
-    "codex": {"PreToolUse": "before_tool", "PostToolUse": "after_tool"},
-    "gemini": {"BeforeTool": "before_tool", "AfterTool": "after_tool"},
-})
-AGENT_MESSAGE_EVENTS = MappingProxyType({"claude-code": "Stop", "codex": "Stop", "gemini": "AfterAgent"})
-# Events that report a tool call that failed: their `error` is the result, with success false.
-_FAILED_TOOL_EVENTS = frozenset([("claude-code", "PostToolUseFailure")])
-
-# Per agent: (agent tool, magihook tool, {agent field: magihook field}).  Fields not listed are
-# not carried.  Forward (adapt), the row of the agent's tool name applies.  Backward (dialect
-# stdin), a magihook tool's first row whose first field is in the request wins, else its first
-# row.  hash_edit and parallel_subagents are reshaped by _edit_request / _subagent_request.
-AGENT_TOOL_TABLE: Mapping[str, Tuple[Tuple[str, str, Mapping[str, str]], ...]] = MappingProxyType({
-    "claude-code": (
-        ("Bash", "bash", {"command": "command", "timeout": "timeout",
-                          "run_in_background": "run_in_background"}),
-        ("Read", "read", {"file_path": "path", "offset": "offset", "limit": "limit"}),
-        ("Write", "write", {"file_path": "path", "content": "content"}),
-        ("Edit", "hash_edit", {"file_path": "path", "replace_all": "replace_all"}),
-        ("MultiEdit", "hash_edit", {"file_path": "path"}),
-        ("Grep", "ffgrep", {"pattern": "pattern", "path": "path", "glob": "glob"}),
-        ("Glob", "ffgrep", {"pattern": "glob", "path": "path"}),
-        ("WebSearch", "web_search", {"query": "query", "allowed_domains": "allowed_domains",
-                                     "blocked_domains": "blocked_domains"}),
-        ("Task", "parallel_subagents", {}),
-        ("Agent", "parallel_subagents", {}),
-    ),
-    "codex": (
-        ("Bash", "bash", {"command": "command"}),
-        ("shell", "bash", {"command": "command", "cmd": "command"}),
-        ("exec_command", "bash", {"cmd": "command", "command": "command"}),
-        ("local_shell", "bash", {"command": "command"}),
-        ("shell_command", "bash", {"command": "command"}),
-        ("apply_patch", "hash_edit", {}),
-        ("spawn_agent", "parallel_subagents", {}),
-    ),
-    # Gemini CLI 0.61's names first (backward, the first wins), then the older ones.
-    # read_file's 0.61 `start_line`/`end_line` are reshaped by _gemini_line_range.
-    "gemini": (
-        ("run_shell_command", "bash", {"command": "command", "is_background": "run_in_background"}),
-        ("read_file", "read", {"file_path": "path", "absolute_path": "path", "path": "path",
-                               "offset": "offset", "limit": "limit"}),
-        ("write_file", "write", {"file_path": "path", "content": "content"}),
-        ("replace", "hash_edit", {"file_path": "path", "allow_multiple": "replace_all",
-                                  "expected_replacements": "expected_replacements"}),
-        ("grep_search", "ffgrep", {"pattern": "pattern", "dir_path": "path", "path": "path",
-                                   "include_pattern": "glob", "include": "glob"}),
-        ("search_file_content", "ffgrep", {"pattern": "pattern", "dir_path": "path", "path": "path",
-                                           "include": "glob"}),
-        ("glob", "ffgrep", {"pattern": "glob", "dir_path": "path", "path": "path"}),
-        ("google_web_search", "web_search", {"query": "query"}),
-    ),
-})
-# Claude Code's Bash timeout is in milliseconds; magihook's request timeout is in seconds.
-_MILLISECOND_FIELDS = frozenset([("claude-code", "Bash", "timeout")])
-# Variables an agent sets to the project folder (and expands in hook commands).
-_PROJECT_DIR_VARIABLES = MappingProxyType({
-    "claude-code": ("CLAUDE_PROJECT_DIR",),
-    "codex": (),
-    "gemini": ("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
-})
 # Answer fields that would rewrite the call or its result: ignored, with a diagnostic.
 _REWRITE_FIELDS = MappingProxyType({
     "before_tool": ("updatedInput", "tool_input"),
@@ -6855,19 +6806,6 @@ _REWRITE_FIELDS = MappingProxyType({
 _DENY_DECISIONS = ("deny", "block", "ask")
 _AGENT_HOOK_TIMEOUT_SECONDS = 600
 _PATCH_BEGIN, _PATCH_END, _PATCH_UPDATE = "*** Begin Patch", "*** End Patch", "*** Update File: "
-
-
-def _check_agent(agent: str) -> None:
-    if agent not in AGENTS:
-        raise UsageError("unknown agent %r: expected one of %s" % (agent, ", ".join(AGENTS)))
-
-
-def _agent_event_name(agent: str, phase: str) -> str:
-    return next(name for name, each in AGENT_TOOL_EVENTS[agent].items() if each == phase)
-
-
-def _tool_row(agent: str, agent_tool: str) -> Optional[Tuple[str, str, Mapping[str, str]]]:
-    return next((row for row in AGENT_TOOL_TABLE[agent] if row[0] == agent_tool), None)
 
 
 # -- Adapt: the agent's stdin in, its answer out --------------------------------------------------
@@ -6881,32 +6819,32 @@ def adapt_event(
     Events other than the agent's before/after tool events, and tools outside the table, are
     not wrapped.  Raises InputError for a stdin that is not of the agent's documented shape.
     """
-    _check_agent(agent)
+    spoken = agent_named(agent)
     event_name = _expect_key(document, ["hook_event_name"], str, "a string")
-    phase = AGENT_TOOL_EVENTS[agent].get(event_name)
+    phase = spoken.tool_events.get(event_name)
     if phase is None:
         return None
     agent_tool = _expect_key(document, ["tool_name"], str, "a string")
-    row = _tool_row(agent, agent_tool)
+    row = spoken.tool_row(agent_tool)
     if row is None:
         return None
     raw = document.get("tool_input")
     raw = {} if raw is None else _expect(raw, dict, ["tool_input"], "an object")
-    context = _agent_context(agent, document, cwd)
+    context = _agent_context(spoken, document, cwd)
     call_id = document.get("tool_use_id")
     event: Dict[str, Any] = {
         "tool": {"name": row[1], "call_id": call_id if isinstance(call_id, str) else None},
-        "request": _agent_request(agent, row, raw, context["cwd"]),
+        "request": _agent_request(spoken, row, raw, context["cwd"]),
         "context": context,
     }
-    if (agent, event_name) in _FAILED_TOOL_EVENTS:
+    if event_name in spoken.failed_tool_events:
         event["result"] = _agent_failure_result(row[1], document.get("error"))
     elif phase == "after_tool":
-        event["result"] = _agent_result(agent, row[1], document.get("tool_response"))
+        event["result"] = spoken.result(row[1], document.get("tool_response"))
     return phase, event
 
 
-def _agent_context(agent: str, document: Mapping[str, Any], cwd: Optional[str]) -> Dict[str, Any]:
+def _agent_context(agent: Agent, document: Mapping[str, Any], cwd: Optional[str]) -> Dict[str, Any]:
     base = os.getcwd() if cwd is None else cwd
     given = document.get("cwd")
     context: Dict[str, Any] = {
@@ -6914,11 +6852,8 @@ def _agent_context(agent: str, document: Mapping[str, Any], cwd: Optional[str]) 
         "session_id": _string_or_none(document.get("session_id")),
         "session_path": _string_or_none(document.get("transcript_path")),
     }
-    if agent == "codex":
-        context["model_id"] = _string_or_none(document.get("model"))
-        context["turn_id"] = _string_or_none(document.get("turn_id"))
-    if agent != "gemini":  # Claude Code and Codex say how the user lets them act (dialect hooks)
-        context["permission_mode"] = _string_or_none(document.get("permission_mode"))
+    for key, field in agent.context_fields.items():
+        context[key] = _string_or_none(document.get(field))
     agent_id = _string_or_none(document.get("agent_id"))
     if agent_id is not None:  # Claude Code and Codex name the subagent a call runs in
         context.update(agent_id=agent_id, subagent=True)
@@ -6929,8 +6864,7 @@ def _string_or_none(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def _agent_request(agent: str, row: Tuple[str, str, Mapping[str, str]], raw: Mapping[str, Any],
-                   cwd: str) -> Dict[str, Any]:
+def _agent_request(agent: Agent, row: ToolRow, raw: Mapping[str, Any], cwd: str) -> Dict[str, Any]:
     agent_tool, tool, fields = row
     request: Dict[str, Any] = {}
     for field, target in fields.items():
@@ -6939,17 +6873,16 @@ def _agent_request(agent: str, row: Tuple[str, str, Mapping[str, str]], raw: Map
         value = raw[field]
         if target == "path":
             value = _relative_path(value, cwd)
-        elif (agent, agent_tool, field) in _MILLISECOND_FIELDS and _is_number(value):
+        elif (agent_tool, field) in agent.millisecond_fields and _is_number(value):
             value = _as_int_if_integral(value / 1000)
         request[target] = value
     if isinstance(request.get("command"), list):  # an argv, as older shells sent it
         import shlex
 
         request["command"] = " ".join(shlex.quote(str(part)) for part in request["command"])
-    if (agent, agent_tool) == ("gemini", "read_file"):
-        request.update(_gemini_line_range(raw))
+    request.update(agent.request_extras(agent_tool, raw))
     if tool == "hash_edit":
-        request.update(_edit_request(agent_tool, raw, request.get("path"), cwd))
+        request.update(agent.edit_request(agent_tool, raw, request.get("path"), cwd))
     elif tool == "parallel_subagents":
         request = _subagent_request(raw)
     return request
@@ -7006,16 +6939,9 @@ def _absolute_path(value: Any, cwd: str) -> Any:
     return cwd if value == "." else os.path.join(cwd, value)
 
 
-def _edit_request(agent_tool: str, raw: Mapping[str, Any], path: Any, cwd: str) -> Dict[str, Any]:
-    """hash_edit's `input`: Codex's patch as sent, or old/new strings written as such a patch."""
-    if agent_tool == "apply_patch":
-        patch = raw.get("command")
-        request: Dict[str, Any] = {"input": patch}
-        files = _patch_files(patch) if isinstance(patch, str) else []
-        if len(files) == 1:
-            request["path"] = _relative_path(files[0], cwd)
-        return request
-    edits = raw.get("edits") if agent_tool == "MultiEdit" else [raw]
+def _old_new_edit_request(edits: Any, path: Any) -> Dict[str, Any]:
+    """hash_edit's `input`: old/new strings (`old_string`/`new_string` of each edit object)
+    written as a patch."""
     edits = [edit for edit in edits if isinstance(edit, dict)] if isinstance(edits, list) else []
     return {"input": patch_text(path if isinstance(path, str) else "", [
         (edit.get("old_string"), edit.get("new_string")) for edit in edits])}
@@ -7134,10 +7060,8 @@ def _gemini_shell_output(content: str) -> Tuple[str, bool]:
     return "\n".join(lines[:first] + kept), failed
 
 
-def _agent_result(agent: str, tool: str, response: Any) -> Dict[str, Any]:
-    """The agent's tool_response as a magihook result: its text as `content`."""
-    if agent == "codex":
-        return _codex_result(tool, response)
+def _agent_result(tool: str, response: Any) -> Dict[str, Any]:
+    """A Claude Code or Gemini CLI tool_response as a magihook result: its text as `content`."""
     success = True
     content: Any = response
     if isinstance(response, dict):
@@ -7182,54 +7106,11 @@ def _agent_failure_result(tool: str, error: Any) -> Dict[str, Any]:
     return {"tool_name": tool, "success": False, "content": content, "metadata": {}}
 
 
-# The agent's answer, one function per agent and kind, so each agent's protocol is fixed in one
-# place.  Every answer may also carry the agent's user-visible field (USER_MESSAGE_FIELDS): that
-# is where warnings and a broken settings file's details go, never stderr and never the model.
-USER_MESSAGE_FIELDS = MappingProxyType({
-    "claude-code": "systemMessage", "codex": "systemMessage", "gemini": "systemMessage",
-})
+# The agent's answer: each agent object writes each kind.  Every answer may also carry the
+# agent's user-visible field (Agent.user_message_field): that is where warnings and a broken
+# settings file's details go, never stderr and never the model.
 SETTINGS_BROKEN_CONTENT = (
     "This tool call was blocked because the local hook settings could not be loaded.")
-
-
-def _deny_answer(agent: str, event_name: str, reason: str) -> Dict[str, Any]:
-    if agent == "gemini":
-        return {"decision": "deny", "reason": reason}
-    return {"hookSpecificOutput": {"hookEventName": event_name, "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason}}
-
-
-def _stop_answer(reason: str) -> Dict[str, Any]:
-    return {"continue": False, "stopReason": reason}
-
-
-def _claude_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
-    if phase == "before_tool":
-        # Claude Code runs the tool on continue:false alone (measured, 2.1.197): deny it too.
-        return dict(_deny_answer("claude-code", event_name, reason),
-                    **_stop_answer(TURN_STOPPED_CONTENT))
-    return _stop_answer(TURN_STOPPED_CONTENT)
-
-
-def _codex_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
-    if phase == "before_tool":
-        # Codex reads continue:false in PreToolUse as an invalid answer and runs the tool
-        # (output_parser.rs), so a stopped turn denies the call instead.
-        return _deny_answer("codex", event_name, reason)
-    return _stop_answer(TURN_STOPPED_CONTENT)
-
-
-def _gemini_fail_answer(event_name: str, phase: str, reason: str) -> Dict[str, Any]:
-    if phase == "before_tool":  # the deny holds even where a stop were not honoured
-        return dict(_deny_answer("gemini", event_name, reason), **_stop_answer(TURN_STOPPED_CONTENT))
-    return _stop_answer(TURN_STOPPED_CONTENT)
-
-
-# agent -> (event name, phase, model-visible reason) -> the answer that stops the turn; before a
-# tool it always denies the call (a `fail` guard must never let the tool run).
-AGENT_FAIL_ANSWERS: Mapping[str, Callable[[str, str, str], Dict[str, Any]]] = MappingProxyType({
-    "claude-code": _claude_fail_answer, "codex": _codex_fail_answer, "gemini": _gemini_fail_answer,
-})
 
 
 def agent_answer(agent: str, result: Mapping[str, Any],
@@ -7240,28 +7121,30 @@ def agent_answer(agent: str, result: Mapping[str, Any],
     "allow": that would skip the agent's own permission prompt.  Warnings go in the agent's
     user-visible field only.
     """
-    _check_agent(agent)
+    spoken = agent_named(agent)
     phase, verdict = result["phase"], result["verdict"]
-    event_name = event_name or _agent_event_name(agent, phase)
-    answer: Dict[str, Any] = {}
+    event_name = event_name or spoken.event_name(phase)
+    answer: Optional[Dict[str, Any]] = None
     if verdict == "block":
-        answer = _deny_answer(agent, event_name, result["tool_result"]["content"])
+        answer = spoken.deny_answer(event_name, result["tool_result"]["content"])
     elif verdict == "fail":
-        answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, BLOCKED_CONTENT)
+        answer = spoken.fail_answer(event_name, phase, BLOCKED_CONTENT)
     elif result["context_items"]:
         text = "\n\n".join(item["content"] for item in result["context_items"])
-        answer = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
-    return _with_user_message(agent, answer, result["warnings"]) or None
+        answer = spoken.context_answer(event_name, text)
+    else:
+        answer = spoken.allow_answer()
+    return spoken.with_user_message(answer or {}, result["warnings"]) or None
 
 
 def settings_error_answer(agent: str, event_name: str, error: MagihookError) -> Dict[str, Any]:
     """A settings file that cannot be loaded fails closed: before a tool the agent's deny (and a
     stop), after it a stop, each with a fixed sentence the model may see.  The error itself
     names the file, so it goes only in the user-visible field."""
-    _check_agent(agent)
-    phase = AGENT_TOOL_EVENTS[agent].get(event_name, "after_tool")
-    answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, SETTINGS_BROKEN_CONTENT)
-    return _with_user_message(agent, answer, [error_text(error)])
+    spoken = agent_named(agent)
+    phase = spoken.tool_events.get(event_name, "after_tool")
+    answer = spoken.fail_answer(event_name, phase, SETTINGS_BROKEN_CONTENT)
+    return spoken.with_user_message(answer, [error_text(error)])
 
 
 INTERNAL_ERROR_CONTENT = (
@@ -7271,18 +7154,12 @@ INTERNAL_ERROR_CONTENT = (
 def internal_error_answer(agent: str, event_name: str, error: Exception) -> Dict[str, Any]:
     """An internal error (a bug) inside `adapt` fails closed like a broken settings file: the
     agent's deny before a tool, a stop after it; the user, not the model, reads what failed."""
-    phase = AGENT_TOOL_EVENTS[agent].get(event_name, "after_tool")
-    answer = AGENT_FAIL_ANSWERS[agent](event_name, phase, INTERNAL_ERROR_CONTENT)
-    return _with_user_message(agent, answer, [
+    spoken = agent_named(agent)
+    phase = spoken.tool_events.get(event_name, "after_tool")
+    answer = spoken.fail_answer(event_name, phase, INTERNAL_ERROR_CONTENT)
+    return spoken.with_user_message(answer, [
         "internal error (%s); please report it (MAGIHOOK_DEBUG=1 shows the traceback)"
         % type(error).__name__])
-
-
-def _with_user_message(agent: str, answer: Dict[str, Any], lines: Sequence[str]) -> Dict[str, Any]:
-    if lines:
-        answer = dict(answer, **{USER_MESSAGE_FIELDS[agent]: "\n".join(
-            "magihook: " + line for line in lines)})
-    return answer
 
 
 def agent_settings_snippet(agent: str, config: Optional[str] = None,
@@ -7293,21 +7170,19 @@ def agent_settings_snippet(agent: str, config: Optional[str] = None,
     """
     import shlex
 
-    _check_agent(agent)
-    command = magihook + " adapt " + agent
+    spoken = agent_named(agent)
+    command = magihook + " adapt " + spoken.name
     if config is not None:
         command += " --config " + shlex.quote(config)
-    handler: Dict[str, Any] = {"type": "command", "command": command,
-                               "timeout": _AGENT_HOOK_TIMEOUT_SECONDS}
-    if agent == "gemini":  # Gemini names its hooks and counts timeouts in milliseconds
-        handler = dict({"name": "magihook"}, **handler)
-        handler["timeout"] = _AGENT_HOOK_TIMEOUT_SECONDS * 1000
-    matcher = "|".join(dict.fromkeys(row[0] for row in AGENT_TOOL_TABLE[agent]))
-    snippet: Dict[str, Any] = {"hooks": {event: [{"matcher": matcher, "hooks": [handler]}]
-                                         for event in AGENT_TOOL_EVENTS[agent]}}
-    if agent == "gemini":  # Gemini 0.61 loads hooks only with hooksConfig.enabled
-        snippet["hooksConfig"] = {"enabled": True}
-    return snippet
+    return spoken.settings_snippet(command)
+
+
+def _hooks_snippet(agent: Agent, handler: Mapping[str, Any]) -> Dict[str, Any]:
+    """A Claude-style `hooks` block: `handler` for each tool event, matching every tool in the
+    agent's table."""
+    matcher = "|".join(dict.fromkeys(row[0] for row in agent.tools))
+    return {"hooks": {event: [{"matcher": matcher, "hooks": [dict(handler)]}]
+                      for event in agent.tool_events}}
 
 
 def magihook_command() -> str:
@@ -7330,7 +7205,7 @@ def magihook_command() -> str:
 
 def dialect_command(hook: HookDefinition, event: ToolEvent) -> str:
     """The command as the agent would run it: its project-folder variables expanded."""
-    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    names = dialect_variables(hook.dialect)
     return expand_variables(hook.command, names, event.context["cwd"]) if names else hook.command
 
 
@@ -7369,15 +7244,22 @@ def expand_variables(command: str, names: Sequence[str], value: str) -> str:
 
 def dialect_env(hook: HookDefinition, event: ToolEvent) -> Optional[Dict[str, str]]:
     """The hook's environment: magihook's, plus the agent's project-folder variables."""
-    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    names = dialect_variables(hook.dialect)
     if not names:
         return None
     env = dict(os.environ)
     for name in names:
         env[name] = event.context["cwd"]
-    if hook.dialect == "gemini" and event.context["session_id"]:
-        env["GEMINI_SESSION_ID"] = event.context["session_id"]
+    session_variable = AGENTS[hook.dialect].session_id_variable
+    if session_variable is not None and event.context["session_id"]:
+        env[session_variable] = event.context["session_id"]
     return env
+
+
+def dialect_variables(dialect: str) -> Tuple[str, ...]:
+    """The project-folder variables a hook of `dialect` gets (none for magihook's own)."""
+    agent = AGENTS.get(dialect)
+    return agent.project_dir_variables if agent is not None else ()
 
 
 def dialect_payload(hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
@@ -7389,63 +7271,42 @@ def dialect_payload(hook: HookDefinition, event: ToolEvent) -> PreparedPayload:
     return PreparedPayload(stdin)
 
 
-def dialect_document(agent: str, event: ToolEvent) -> Dict[str, Any]:
-    """The JSON object `agent` would give its hook for this event (full payload, no redaction)."""
-    context = event.context
+def dialect_document(dialect: str, event: ToolEvent) -> Dict[str, Any]:
+    """The JSON object the agent `dialect` would give its hook for this event (full payload, no
+    redaction)."""
+    agent, context = AGENTS[dialect], event.context
+    document: Dict[str, Any] = {"session_id": context["session_id"] or "",
+                                "transcript_path": context["session_path"], "cwd": context["cwd"],
+                                "hook_event_name": agent.event_name(event.phase)}
+    document.update(agent.dialect_fields(context))
     if event.phase in MESSAGE_PHASES:
-        document = _agent_common(agent, AGENT_MESSAGE_EVENTS[agent], context)
-        if agent == "gemini":
-            document.update(prompt="", prompt_response=event.request["text"])
-        else:
-            document["last_assistant_message"] = event.request["text"]
+        document.update(agent.message_fields(event.request["text"]))
         document["stop_hook_active"] = False
         return document
-    event_name = _agent_event_name(agent, event.phase)
-    document = _agent_common(agent, event_name, context)
     name, tool_input = _agent_tool_call(agent, event)
     document.update(tool_name=name, tool_input=tool_input, tool_use_id=event.call_id)
     if event.result is not None:
-        document["tool_response"] = _agent_tool_response(agent, event)
+        document["tool_response"] = agent.tool_response(event)
     return document
 
 
-def _agent_common(agent: str, event_name: str, context: Mapping[str, Any]) -> Dict[str, Any]:
-    document: Dict[str, Any] = {"session_id": context["session_id"] or "",
-                                "transcript_path": context["session_path"], "cwd": context["cwd"],
-                                "hook_event_name": event_name}
-    if agent == "gemini":
-        document["timestamp"] = utc_timestamp()
-    else:  # the agent's own mode when it gave one (adapt), else the agents' default
-        document["permission_mode"] = context.get("permission_mode") or "default"
-    if agent == "codex":
-        document.update(model=context["model_id"] or "", turn_id=context["turn_id"] or "turn-0")
-    return document
-
-
-def _agent_tool_call(agent: str, event: ToolEvent) -> Tuple[str, Dict[str, Any]]:
+def _agent_tool_call(agent: Agent, event: ToolEvent) -> Tuple[str, Dict[str, Any]]:
     """(tool_name, tool_input) in the agent's words; a tool it lacks keeps magihook's."""
-    rows = [row for row in AGENT_TOOL_TABLE[agent] if row[1] == event.tool_name]
+    rows = [row for row in agent.tools if row[1] == event.tool_name]
     request, cwd = event.request, event.context["cwd"]
     if not rows:
         return event.tool_name, dict(request)
     if event.tool_name == "hash_edit":
-        return _agent_edit_call(agent, rows[0][0], request, cwd)
+        return agent.edit_call(rows[0][0], request, cwd)
     if event.tool_name == "parallel_subagents":
         tasks = request.get("tasks")
         if not (isinstance(tasks, list) and len(tasks) == 1 and isinstance(tasks[0], dict)):
             return rows[0][0], dict(request)
-        task = tasks[0]
-        if agent == "codex":
-            return rows[0][0], _present({"message": task.get("prompt"), "agent_type": task.get("agent")})
-        return rows[0][0], _present({"description": task.get("description"),
-                                     "prompt": task.get("prompt"), "subagent_type": task.get("agent")})
+        return rows[0][0], agent.subagent_input(tasks[0])
     name, _, fields = next((row for row in rows if row[2] and next(iter(row[2].values())) in request),
                            rows[0])
-    tool_input: Dict[str, Any] = {}
-    used: Set[str] = set()
-    if (agent, name) == ("gemini", "read_file"):
-        tool_input.update(_gemini_read_lines(request))
-        used.update(("offset", "limit"))
+    tool_input, used_fields = agent.tool_input_extras(name, request)
+    used: Set[str] = set(used_fields)
     for field, target in fields.items():
         if target not in request or target in used:
             continue
@@ -7453,7 +7314,7 @@ def _agent_tool_call(agent: str, event: ToolEvent) -> Tuple[str, Dict[str, Any]]
         value = request[target]
         if target == "path":
             value = _absolute_path(value, cwd)
-        elif (agent, name, field) in _MILLISECOND_FIELDS and _is_number(value):
+        elif (name, field) in agent.millisecond_fields and _is_number(value):
             value = _as_int_if_integral(value * 1000)
         tool_input[field] = value
     return name, tool_input
@@ -7469,38 +7330,26 @@ def _present(values: Mapping[str, Any]) -> Dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
 
 
-def _agent_edit_call(agent: str, name: str, request: Mapping[str, Any],
-                     cwd: str) -> Tuple[str, Dict[str, Any]]:
+def _old_new_edit_call(name: str, request: Mapping[str, Any], cwd: str, multi_edit: Optional[str],
+                       extras: Mapping[str, Any]) -> Tuple[str, Dict[str, Any]]:
+    """A hash_edit request as an edit tool of old/new strings (`old_string`/`new_string`):
+    several edits go to the tool `multi_edit` (None: the agent has none), one edit to `name`
+    with `extras`; a patch that is not such edits goes as it is."""
     patch = request.get("input")
-    if agent == "codex":
-        return name, {"command": patch}
     parsed = edits_from_patch(patch)
     path = request.get("path") if request.get("path") is not None else (parsed[0] if parsed else None)
     file_path = {"file_path": _absolute_path(path, cwd)} if path is not None else {}
-    if parsed is None or (agent == "gemini" and len(parsed[1]) != 1):
+    if parsed is None or (multi_edit is None and len(parsed[1]) != 1):
         return name, dict(file_path, patch=patch)  # not expressible as old/new strings
     edits = [{"old_string": old, "new_string": new} for old, new in parsed[1]]
-    if len(edits) > 1:
-        return "MultiEdit", dict(file_path, edits=edits)
-    if agent == "claude-code":
-        extras = {"replace_all": request.get("replace_all")}
-    else:  # Gemini 0.61 says allow_multiple; older ones counted expected_replacements
-        extras = {"allow_multiple": request.get("replace_all"),
-                  "expected_replacements": request.get("expected_replacements")}
+    if multi_edit is not None and len(edits) > 1:
+        return multi_edit, dict(file_path, edits=edits)
     return name, dict(file_path, **edits[0], **_present(extras))
 
 
-def _agent_tool_response(agent: str, event: ToolEvent) -> Any:
+def _claude_tool_response(event: ToolEvent) -> Dict[str, Any]:
     result = event.result or {}
     content, success = result.get("content"), result.get("success", True) is not False
-    if agent == "codex":
-        return content
-    if agent == "gemini":
-        # Gemini sets no `error` for a command whose output says it failed (`Exit Code: N`)
-        said = (event.tool_name == "bash" and isinstance(content, str)
-                and _gemini_shell_output(content)[1])
-        return {"llmContent": content, "returnDisplay": content,
-                "error": None if success or said else {"message": content}}
     response: Dict[str, Any] = {"success": success, "content": content}
     if event.tool_name == "bash":
         response.update(stdout=content, stderr="", interrupted=False)
@@ -7535,12 +7384,13 @@ def read_dialect_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOut
     """
     if outcome.category == CATEGORY_EXIT and outcome.exit_code == 2:
         reason = outcome.stderr.decode("utf-8", "replace").strip()
-        if hook.dialect == "codex" and not reason:  # Codex: exit 2 needs a reason on stderr
+        agent = AGENTS[hook.dialect]
+        if agent.deny_needs_reason and not reason:  # e.g. Codex: exit 2 needs a reason on stderr
             return DialectAnswer(HookOutcome(
                 CATEGORY_EXIT, "hook exited with status 2 without a reason on stderr",
                 exit_code=2, elapsed_ms=outcome.elapsed_ms))
         notes = ("exit status 2 cannot hide the tool result; stderr was added as context",) if (
-            hook.dialect == "gemini" and event.phase == "after_tool") else ()
+            agent.after_tool_deny_hides_result and event.phase == "after_tool") else ()
         return _decided(hook, event, outcome, "exit status 2", [reason], notes)
     if outcome.category is not None:
         return DialectAnswer(outcome)
@@ -7564,12 +7414,13 @@ def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutco
     notes = tuple("ignored %s: hooks cannot rewrite tool %s" % (
         field, "arguments" if event.phase == "before_tool" else "results")
         for field in rewrites if field in specific)
-    field, decision, reason = _decision_fields(hook.dialect, event.phase, answer, specific)
+    agent = AGENTS[hook.dialect]
+    field, decision, reason = _decision_fields(agent, event.phase, answer, specific)
     if decision in _DENY_DECISIONS:
-        if hook.dialect == "codex" and not reason.strip():
+        if agent.deny_needs_reason and not reason.strip():
             return DialectAnswer(HookOutcome(CATEGORY_EXIT, "hook returned %s %s without a reason" % (
                 field, decision), exit_code=0, elapsed_ms=outcome.elapsed_ms), notes=notes)
-        if hook.dialect == "gemini" and event.phase == "after_tool":
+        if agent.after_tool_deny_hides_result and event.phase == "after_tool":
             notes += ("decision %s cannot hide the tool result; its reason was added as context"
                       % decision,)
         source = "%s %s" % (field, decision) + (", counted as deny" if decision == "ask" else "")
@@ -7578,10 +7429,10 @@ def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutco
                          notes=notes)
 
 
-def _decision_fields(agent: str, phase: str, answer: Mapping[str, Any],
+def _decision_fields(agent: Agent, phase: str, answer: Mapping[str, Any],
                      specific: Mapping[str, Any]) -> Tuple[str, Optional[str], str]:
     """(field name, decision, reason) of an answer; the decision only if it is a known one."""
-    if agent != "gemini" and phase == "before_tool" and "permissionDecision" in specific:
+    if agent.permission_decision and phase == "before_tool" and "permissionDecision" in specific:
         field, decision, reason = ("permissionDecision", specific.get("permissionDecision"),
                                    specific.get("permissionDecisionReason"))
     else:
@@ -7617,6 +7468,430 @@ def _injection(hook: HookDefinition, texts: Sequence[Any]) -> Injection:
     items = [{"role": "user", "content": text} for text in texts
              if text is not None and not (isinstance(text, str) and not text.strip())]
     return parse_context_items(dump_json({"context_items": items}), hook.provider_context_max_bytes)
+
+
+# -- The agents: one object each, in AGENTS -------------------------------------------------------
+
+# Everything magihook knows about one agent is one class: its names, its tool and event tables,
+# how its answers are written and how its hooks' answers are read.  Adding an agent is one class
+# and @register_agent (docs/design.md, "Adding an agent, in five steps").  Nothing outside these
+# classes asks which agent it has: the schema enums, the usage and help texts, `adapt` and
+# `--print-settings` read AGENTS.
+
+AGENTS: Dict[str, Agent] = {}
+if TYPE_CHECKING:
+    ToolRow = Tuple[str, str, Mapping[str, str]]
+
+
+class Agent:
+    """One agent's hook protocol.  A subclass states every attribute and method of
+    AGENT_OWN_TABLES in its own body, and each of AGENT_BEHAVIOURS itself or by subclassing an
+    agent whose protocol it shares (say `class Qwen(ClaudeCode)`): register_agent refuses a
+    class that leaves one to this base, so no agent silently gets another's behaviour."""
+
+    name = ""  # the CLI name (`adapt NAME`) and the dialect name
+    title = ""  # how docs and messages name it
+    aliases: Tuple[str, ...] = ()  # other names `adapt` accepts
+    tool_events: Mapping[str, str] = {}  # hook_event_name -> before_tool / after_tool
+    # hook_event_name -> message phase; the first is the one a dialect hook gets.
+    message_events: Mapping[str, str] = {}
+    failed_tool_events: FrozenSet[str] = frozenset()  # events whose `error` is the result
+    # (agent tool, magihook tool, {agent field: magihook field}).  Fields not listed are not
+    # carried.  Forward (adapt), the row of the agent's tool name applies.  Backward (dialect
+    # stdin), a magihook tool's first row whose first field is in the request wins, else its
+    # first row.  hash_edit and parallel_subagents are reshaped by edit_request / edit_call.
+    tools: Tuple[ToolRow, ...] = ()
+    millisecond_fields: FrozenSet[Tuple[str, str]] = frozenset()  # (agent tool, field) in ms
+    context_fields: Mapping[str, str] = {}  # magihook context key -> the agent's stdin field
+    project_dir_variables: Tuple[str, ...] = ()  # set to the project folder, expanded in commands
+    session_id_variable: Optional[str] = None  # set to the session id for a dialect hook
+    message_field = ""  # the stdin field with the assistant's final message
+    user_message_field = ""  # where warnings go: the user sees it, never the model
+    # Reading a dialect hook's answer: before a tool, hookSpecificOutput.permissionDecision
+    # decides; a deny (exit 2, decision) without a reason is invalid; a deny after a tool would
+    # hide the tool result in the agent (magihook cannot, and says so).
+    permission_decision: Optional[bool] = None
+    deny_needs_reason: Optional[bool] = None
+    after_tool_deny_hides_result: Optional[bool] = None
+    imports_settings: Optional[bool] = None  # `magihook import NAME` reads its settings file
+
+    def deny_answer(self, event_name: str, reason: str) -> Dict[str, Any]:
+        """The answer that refuses a tool call, `reason` for the model."""
+        raise NotImplementedError
+
+    def stop_answer(self, reason: str) -> Dict[str, Any]:
+        """The answer that ends the turn."""
+        raise NotImplementedError
+
+    def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+        """The answer that stops the turn (a `fail` verdict, a broken settings file, an
+        internal error); before a tool it must deny the call too: a `fail` guard never lets
+        the tool run."""
+        raise NotImplementedError
+
+    def context_answer(self, event_name: str, text: str) -> Dict[str, Any]:
+        """The answer that adds `text` for the model."""
+        raise NotImplementedError
+
+    def allow_answer(self) -> Optional[Dict[str, Any]]:
+        """The answer to a plain continue (None: print nothing).  Never "allow": that would
+        skip the agent's own permission prompt."""
+        raise NotImplementedError
+
+    def settings_snippet(self, command: str) -> Dict[str, Any]:
+        """The agent settings that run `command` for every event and tool magihook maps."""
+        raise NotImplementedError
+
+    def result(self, tool: str, response: Any) -> Dict[str, Any]:
+        """The agent's tool_response as a magihook result."""
+        raise NotImplementedError
+
+    def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
+                     cwd: str) -> Dict[str, Any]:
+        """hash_edit's request fields (`input`, maybe `path`) from an edit tool's input."""
+        raise NotImplementedError
+
+    def edit_call(self, name: str, request: Mapping[str, Any],
+                  cwd: str) -> Tuple[str, Dict[str, Any]]:
+        """A hash_edit request as (agent tool, tool_input)."""
+        raise NotImplementedError
+
+    def tool_response(self, event: ToolEvent) -> Any:
+        """A magihook result as the agent's tool_response (dialect stdin)."""
+        raise NotImplementedError
+
+    def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
+        """The agent's own fields of every dialect stdin, after hook_event_name."""
+        raise NotImplementedError
+
+    # Tool-specific reshaping, for the agents whose tools need it (by default none).
+
+    def request_extras(self, agent_tool: str, raw: Mapping[str, Any]) -> Dict[str, Any]:
+        """Request fields an agent tool's input gives beyond its row's field map."""
+        return {}
+
+    def tool_input_extras(self, name: str,
+                          request: Mapping[str, Any]) -> Tuple[Dict[str, Any], Tuple[str, ...]]:
+        """(tool_input fields beyond the row's field map, the request fields they used)."""
+        return {}, ()
+
+    def subagent_input(self, task: Mapping[str, Any]) -> Dict[str, Any]:
+        """One parallel_subagents task as the agent's subagent tool_input."""
+        raise NotImplementedError
+
+    def message_fields(self, text: str) -> Dict[str, Any]:
+        """The final message as the agent's message event gives it."""
+        return {self.message_field: text}
+
+    def tool_row(self, agent_tool: str) -> Optional[ToolRow]:
+        return next((row for row in self.tools if row[0] == agent_tool), None)
+
+    def event_name(self, phase: str) -> str:
+        """The agent's (first) event of a phase; any message phase's is its first message event."""
+        if phase in MESSAGE_PHASES:
+            return next(iter(self.message_events))
+        return next(name for name, each in self.tool_events.items() if each == phase)
+
+    def with_user_message(self, answer: Dict[str, Any], lines: Sequence[str]) -> Dict[str, Any]:
+        if lines:
+            answer = dict(answer, **{self.user_message_field: "\n".join(
+                "magihook: " + line for line in lines)})
+        return answer
+
+
+# What every agent class states in its own body, and what it states or inherits from an agent.
+AGENT_OWN_TABLES = ("name", "title", "tool_events", "message_events", "failed_tool_events", "tools",
+                    "millisecond_fields", "context_fields", "project_dir_variables")
+AGENT_BEHAVIOURS = (
+    "session_id_variable", "message_field", "user_message_field", "permission_decision",
+    "deny_needs_reason", "after_tool_deny_hides_result", "imports_settings", "deny_answer",
+    "stop_answer", "fail_answer", "context_answer", "allow_answer", "settings_snippet", "result",
+    "edit_request", "edit_call", "tool_response", "dialect_fields",
+)
+
+if TYPE_CHECKING:
+    AgentClass = TypeVar("AgentClass", bound=Type[Agent])
+
+
+def register_agent(cls: AgentClass) -> AgentClass:
+    """Add an agent class to AGENTS; a class that leaves a table or a behaviour to Agent is a
+    bug, refused when magihook is imported (tests import it)."""
+    missing = [key for key in AGENT_OWN_TABLES if key not in vars(cls)]
+    stated = [vars(each) for each in cls.__mro__ if each not in (Agent, object)]
+    missing += [key for key in AGENT_BEHAVIOURS if not any(key in names for names in stated)]
+    if missing or not cls.name:
+        raise TypeError("agent class %s must state %s" % (cls.__name__, ", ".join(missing) or "name"))
+    agent = cls()
+    taken = set(AGENTS) | {alias for each in AGENTS.values() for alias in each.aliases}
+    if taken & set((agent.name,) + agent.aliases) or agent.name == MAGIHOOK_DIALECT:
+        raise TypeError("agent class %s: its name or an alias is taken" % cls.__name__)
+    AGENTS[agent.name] = agent
+    return cls
+
+
+def importing_agents() -> List[str]:
+    """The agents whose settings `magihook import` reads."""
+    return [name for name, agent in AGENTS.items() if agent.imports_settings]
+
+
+def agent_named(name: str) -> Agent:
+    """The registered agent of a name or alias; UsageError for any other."""
+    agent = AGENTS.get(name) or next(
+        (each for each in AGENTS.values() if name in each.aliases), None)
+    if agent is None:
+        raise UsageError("unknown agent %r: expected one of %s" % (name, ", ".join(AGENTS)))
+    return agent
+
+
+def _stop_answer(reason: str) -> Dict[str, Any]:
+    """Claude Code's answer that ends the turn, which Codex and Gemini CLI read too."""
+    return {"continue": False, "stopReason": reason}
+
+
+def _context_answer(event_name: str, text: str) -> Dict[str, Any]:
+    """Claude Code's answer that adds context, which Codex and Gemini CLI read too."""
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
+
+@register_agent
+class ClaudeCode(Agent):
+    """Claude Code: the protocol the others copy (code.claude.com/docs/en/hooks)."""
+
+    name, title = "claude-code", "Claude Code"
+    tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
+                                    "PostToolUseFailure": "after_tool"})
+    message_events = MappingProxyType({"Stop": "after_assistant"})
+    failed_tool_events = frozenset(["PostToolUseFailure"])
+    tools: Tuple[ToolRow, ...] = (
+        ("Bash", "bash", {"command": "command", "timeout": "timeout",
+                          "run_in_background": "run_in_background"}),
+        ("Read", "read", {"file_path": "path", "offset": "offset", "limit": "limit"}),
+        ("Write", "write", {"file_path": "path", "content": "content"}),
+        ("Edit", "hash_edit", {"file_path": "path", "replace_all": "replace_all"}),
+        ("MultiEdit", "hash_edit", {"file_path": "path"}),
+        ("Grep", "ffgrep", {"pattern": "pattern", "path": "path", "glob": "glob"}),
+        ("Glob", "ffgrep", {"pattern": "glob", "path": "path"}),
+        ("WebSearch", "web_search", {"query": "query", "allowed_domains": "allowed_domains",
+                                     "blocked_domains": "blocked_domains"}),
+        ("Task", "parallel_subagents", {}),
+        ("Agent", "parallel_subagents", {}),
+    )
+    # Claude Code's Bash timeout is in milliseconds; magihook's request timeout is in seconds.
+    millisecond_fields = frozenset([("Bash", "timeout")])
+    # How the user lets it act (a dialect hook reads it back).
+    context_fields = MappingProxyType({"permission_mode": "permission_mode"})
+    project_dir_variables: Tuple[str, ...] = ("CLAUDE_PROJECT_DIR",)
+    session_id_variable = None
+    message_field = "last_assistant_message"
+    user_message_field = "systemMessage"
+    permission_decision, deny_needs_reason, after_tool_deny_hides_result = True, False, False
+    imports_settings = True
+
+    def deny_answer(self, event_name: str, reason: str) -> Dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": event_name, "permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}}
+
+    def stop_answer(self, reason: str) -> Dict[str, Any]:
+        return _stop_answer(reason)
+
+    def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+        if phase == "before_tool":
+            # Claude Code runs the tool on continue:false alone (measured, 2.1.197): deny it too.
+            return dict(self.deny_answer(event_name, reason), **self.stop_answer(TURN_STOPPED_CONTENT))
+        return self.stop_answer(TURN_STOPPED_CONTENT)
+
+    def context_answer(self, event_name: str, text: str) -> Dict[str, Any]:
+        return _context_answer(event_name, text)
+
+    def allow_answer(self) -> Optional[Dict[str, Any]]:
+        return None
+
+    def settings_snippet(self, command: str) -> Dict[str, Any]:
+        handler = {"type": "command", "command": command, "timeout": _AGENT_HOOK_TIMEOUT_SECONDS}
+        return _hooks_snippet(self, handler)
+
+    def result(self, tool: str, response: Any) -> Dict[str, Any]:
+        return _agent_result(tool, response)
+
+    def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
+                     cwd: str) -> Dict[str, Any]:
+        return _old_new_edit_request(raw.get("edits") if agent_tool == "MultiEdit" else [raw], path)
+
+    def edit_call(self, name: str, request: Mapping[str, Any],
+                  cwd: str) -> Tuple[str, Dict[str, Any]]:
+        return _old_new_edit_call(name, request, cwd, "MultiEdit",
+                                  {"replace_all": request.get("replace_all")})
+
+    def tool_response(self, event: ToolEvent) -> Any:
+        return _claude_tool_response(event)
+
+    def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
+        # the agent's own mode when it gave one (adapt), else the agents' default
+        return {"permission_mode": context.get("permission_mode") or "default"}
+
+    def subagent_input(self, task: Mapping[str, Any]) -> Dict[str, Any]:
+        return _present({"description": task.get("description"), "prompt": task.get("prompt"),
+                         "subagent_type": task.get("agent")})
+
+
+@register_agent
+class Codex(ClaudeCode):
+    """Codex: Claude Code's answers and fields, its own tools and checks (codex-rs/hooks:
+    schema/generated/*.schema.json, engine/output_parser.rs, events/pre_tool_use.rs)."""
+
+    name, title = "codex", "Codex"
+    tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool"})
+    message_events = MappingProxyType({"Stop": "after_assistant"})
+    failed_tool_events = frozenset()
+    tools = (
+        ("Bash", "bash", {"command": "command"}),
+        ("shell", "bash", {"command": "command", "cmd": "command"}),
+        ("exec_command", "bash", {"cmd": "command", "command": "command"}),
+        ("local_shell", "bash", {"command": "command"}),
+        ("shell_command", "bash", {"command": "command"}),
+        ("apply_patch", "hash_edit", {}),
+        ("spawn_agent", "parallel_subagents", {}),
+    )
+    millisecond_fields = frozenset()
+    context_fields = MappingProxyType({"model_id": "model", "turn_id": "turn_id",
+                                       "permission_mode": "permission_mode"})
+    project_dir_variables = ()
+    deny_needs_reason = True  # exit 2 needs a reason on stderr, a deny its reason
+    imports_settings = False
+
+    def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+        if phase == "before_tool":
+            # Codex reads continue:false in PreToolUse as an invalid answer and runs the tool
+            # (output_parser.rs), so a stopped turn denies the call instead.
+            return self.deny_answer(event_name, reason)
+        return self.stop_answer(TURN_STOPPED_CONTENT)
+
+    def result(self, tool: str, response: Any) -> Dict[str, Any]:
+        return _codex_result(tool, response)
+
+    def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
+                     cwd: str) -> Dict[str, Any]:
+        """apply_patch's patch as sent; its one file, if it names one, as the path."""
+        patch = raw.get("command")
+        request: Dict[str, Any] = {"input": patch}
+        files = _patch_files(patch) if isinstance(patch, str) else []
+        if len(files) == 1:
+            request["path"] = _relative_path(files[0], cwd)
+        return request
+
+    def edit_call(self, name: str, request: Mapping[str, Any],
+                  cwd: str) -> Tuple[str, Dict[str, Any]]:
+        return name, {"command": request.get("input")}
+
+    def tool_response(self, event: ToolEvent) -> Any:
+        return (event.result or {}).get("content")
+
+    def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
+        return dict(ClaudeCode.dialect_fields(self, context), model=context["model_id"] or "",
+                    turn_id=context["turn_id"] or "turn-0")
+
+    def subagent_input(self, task: Mapping[str, Any]) -> Dict[str, Any]:
+        return _present({"message": task.get("prompt"), "agent_type": task.get("agent")})
+
+
+@register_agent
+class GeminiCli(Agent):
+    """Gemini CLI (docs/hooks/reference.md, docs/hooks/index.md, packages/core/src/hooks/
+    hookRunner.ts): Claude Code's context and stop answers, its own deny and settings."""
+
+    name, title = "gemini", "Gemini CLI"
+    tool_events = MappingProxyType({"BeforeTool": "before_tool", "AfterTool": "after_tool"})
+    message_events = MappingProxyType({"AfterAgent": "after_assistant"})
+    failed_tool_events = frozenset()
+    # Gemini CLI 0.61's names first (backward, the first wins), then the older ones.
+    # read_file's 0.61 `start_line`/`end_line` are reshaped by request_extras.
+    tools = (
+        ("run_shell_command", "bash", {"command": "command", "is_background": "run_in_background"}),
+        ("read_file", "read", {"file_path": "path", "absolute_path": "path", "path": "path",
+                               "offset": "offset", "limit": "limit"}),
+        ("write_file", "write", {"file_path": "path", "content": "content"}),
+        ("replace", "hash_edit", {"file_path": "path", "allow_multiple": "replace_all",
+                                  "expected_replacements": "expected_replacements"}),
+        ("grep_search", "ffgrep", {"pattern": "pattern", "dir_path": "path", "path": "path",
+                                   "include_pattern": "glob", "include": "glob"}),
+        ("search_file_content", "ffgrep", {"pattern": "pattern", "dir_path": "path", "path": "path",
+                                           "include": "glob"}),
+        ("glob", "ffgrep", {"pattern": "glob", "dir_path": "path", "path": "path"}),
+        ("google_web_search", "web_search", {"query": "query"}),
+    )
+    millisecond_fields = frozenset()
+    context_fields = MappingProxyType({})
+    project_dir_variables = ("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR")
+    session_id_variable = "GEMINI_SESSION_ID"
+    message_field = "prompt_response"
+    user_message_field = "systemMessage"
+    permission_decision, deny_needs_reason, after_tool_deny_hides_result = False, False, True
+    imports_settings = False
+    def stop_answer(self, reason: str) -> Dict[str, Any]:
+        return _stop_answer(reason)
+
+    def context_answer(self, event_name: str, text: str) -> Dict[str, Any]:
+        return _context_answer(event_name, text)
+
+    def allow_answer(self) -> Optional[Dict[str, Any]]:
+        return None
+
+    def result(self, tool: str, response: Any) -> Dict[str, Any]:
+        return _agent_result(tool, response)
+
+    def deny_answer(self, event_name: str, reason: str) -> Dict[str, Any]:
+        return {"decision": "deny", "reason": reason}
+
+    def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+        if phase == "before_tool":  # the deny holds even where a stop were not honoured
+            return dict(self.deny_answer(event_name, reason), **self.stop_answer(TURN_STOPPED_CONTENT))
+        return self.stop_answer(TURN_STOPPED_CONTENT)
+
+    def settings_snippet(self, command: str) -> Dict[str, Any]:
+        # Gemini names its hooks and counts timeouts in milliseconds; 0.61 loads hooks only
+        # with hooksConfig.enabled.
+        handler = {"name": "magihook", "type": "command", "command": command,
+                   "timeout": _AGENT_HOOK_TIMEOUT_SECONDS * 1000}
+        return dict(_hooks_snippet(self, handler), hooksConfig={"enabled": True})
+
+    def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
+                     cwd: str) -> Dict[str, Any]:
+        return _old_new_edit_request([raw], path)
+
+    def edit_call(self, name: str, request: Mapping[str, Any],
+                  cwd: str) -> Tuple[str, Dict[str, Any]]:
+        # Gemini 0.61 says allow_multiple; older ones counted expected_replacements
+        return _old_new_edit_call(name, request, cwd, None, {
+            "allow_multiple": request.get("replace_all"),
+            "expected_replacements": request.get("expected_replacements")})
+
+    def tool_response(self, event: ToolEvent) -> Any:
+        result = event.result or {}
+        content, success = result.get("content"), result.get("success", True) is not False
+        # Gemini sets no `error` for a command whose output says it failed (`Exit Code: N`)
+        said = (event.tool_name == "bash" and isinstance(content, str)
+                and _gemini_shell_output(content)[1])
+        return {"llmContent": content, "returnDisplay": content,
+                "error": None if success or said else {"message": content}}
+
+    def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
+        return {"timestamp": utc_timestamp()}
+
+    def request_extras(self, agent_tool: str, raw: Mapping[str, Any]) -> Dict[str, Any]:
+        return _gemini_line_range(raw) if agent_tool == "read_file" else {}
+
+    def tool_input_extras(self, name: str,
+                          request: Mapping[str, Any]) -> Tuple[Dict[str, Any], Tuple[str, ...]]:
+        if name != "read_file":
+            return {}, ()
+        return _gemini_read_lines(request), ("offset", "limit")
+
+    def message_fields(self, text: str) -> Dict[str, Any]:
+        return {"prompt": "", "prompt_response": text}
+
+
+# The settings file's schema names the dialects, so it is built once the agents are registered.
+SETTINGS_SCHEMA = settings_schema(INHERITED_SETTINGS)
 
 
 # -- Import: a Claude Code hooks section as magihook settings -------------------------------------
@@ -7718,7 +7993,7 @@ def _matcher_tools(matcher: Any, path: List[Any], report: List[str]) -> Optional
     except re.error:
         report.append("%s: not a valid regular expression; not carried over" % json_path(path))
         return None
-    tools = list(dict.fromkeys(tool for name, tool, _ in AGENT_TOOL_TABLE["claude-code"]
+    tools = list(dict.fromkeys(tool for name, tool, _ in ClaudeCode.tools
                                if pattern.fullmatch(name)))
     unwrapped = [name for name in _CLAUDE_UNWRAPPED_TOOLS if pattern.fullmatch(name)]
     if not tools:
@@ -7748,7 +8023,7 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
     command = _import_command(label, command, path + ["command"], report, options)
     if command is None:
         return None
-    hook: Dict[str, Any] = {"label": label, "command": command, "dialect": "claude-code",
+    hook: Dict[str, Any] = {"label": label, "command": command, "dialect": ClaudeCode.name,
                             "payload": "full", "failure_policy": "warn", "timeout_seconds": timeout}
     if phase != "before_tool":
         hook["provider_context_injection"] = True
@@ -7792,7 +8067,7 @@ def _import_command(label: str, command: str, path: List[Any], report: List[str]
                       "the plugin's folder)" % json_path(path))
         return None
     rejection = preflight_rejection(
-        expand_variables(command, _PROJECT_DIR_VARIABLES["claude-code"], "/project"), True)
+        expand_variables(command, ClaudeCode.project_dir_variables, "/project"), True)
     if rejection is None and not plugin:
         return command
     if options.scripts_dir is None:
@@ -7868,7 +8143,7 @@ LOGIN_PROBE_TIMEOUT_SECONDS = 10
 def command_rejection(hook: HookDefinition, absolute_paths: bool) -> Optional[str]:
     """Why preflight rejects this hook's command on every call, or None.  A dialect hook's
     project-folder variables are expanded first, as the runner does (to an absolute folder)."""
-    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    names = dialect_variables(hook.dialect)
     command = expand_variables(hook.command, names, "/project") if names else hook.command
     return preflight_rejection(command, absolute_paths)
 
@@ -7957,7 +8232,7 @@ def script_notes(hook: HookDefinition, cwd: str, login: LoginShell, report: Doct
     login shell's PATH lacks (or finds elsewhere)."""
     import shlex
 
-    names = _PROJECT_DIR_VARIABLES.get(hook.dialect, ())
+    names = dialect_variables(hook.dialect)
     try:
         words = shlex.split(expand_variables(hook.command, names, cwd) if names else hook.command)
     except ValueError:
@@ -8269,15 +8544,15 @@ usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
        magihook config [--config PATH] [--format json|toml]
        magihook schema
        magihook replay SESSION.jsonl [--config PATH] [--json]
-       magihook adapt claude-code|codex|gemini [--config PATH] [--session PATH]
-       magihook adapt claude-code|codex|gemini --print-settings [--config PATH]
-       magihook import claude-code SETTINGS.json [--scripts DIR] [--plugin-root DIR]
+       magihook adapt %(agents)s [--config PATH] [--session PATH]
+       magihook adapt %(agents)s --print-settings [--config PATH]
+       magihook import %(importing)s SETTINGS.json [--scripts DIR] [--plugin-root DIR]
        magihook doctor [--config PATH]
        magihook init
        magihook test CASES.jsonl [--config PATH]
        magihook trust [PATH] | --list | --revoke PATH
        magihook --help | help COMMAND | COMMAND --help
-       magihook --version"""
+       magihook --version""" % {"agents": "|".join(AGENTS), "importing": "|".join(importing_agents())}
 
 SETTINGS_ORDER_HELP = """\
 settings, first found wins: --config PATH; $MAGIHOOK_CONFIG; the nearest
@@ -8310,7 +8585,8 @@ OPTION_HELP = {
 #   environment: the variables it reads, between spaces (each described by ENVIRONMENT_HELP)
 #   ends with: the settings search (for a command that finds its settings by the search)
 # A line that starts with two spaces goes on the line before it, after one space; "%%" is a
-# percent sign, %(trust_file)s the trust record's file name.
+# percent sign, %(trust_file)s the trust record's file name, %(agents)s the agents' names between
+# "|", %(agent_titles)s their titles, %(importing)s the agents `import` reads.
 COMMAND_HELP = """\
 run: run one phase's hooks for one event on stdin; print the result
 usage: run --phase PHASE [--config PATH] [--session PATH] [--tui]
@@ -8364,9 +8640,9 @@ option: --json | the rows as one JSON document
 exit codes: 0 shown; 2 unreadable file or bad settings
 environment: MAGIHOOK_CONFIG HOME NO_COLOR
 
-adapt: be the hook command of Claude Code, Codex or Gemini CLI
-usage: adapt claude-code|codex|gemini [--config PATH] [--session PATH]
-usage: adapt claude-code|codex|gemini --print-settings [--config PATH]
+adapt: be the hook command of %(agent_titles)s
+usage: adapt %(agents)s [--config PATH] [--session PATH]
+usage: adapt %(agents)s --print-settings [--config PATH]
 text: Reads the agent's hook stdin, runs the magihook pipeline with the settings found from the
   agent's cwd, and answers in the agent's own protocol (a block is its deny).
 option: --config PATH
@@ -8377,7 +8653,7 @@ environment: MAGIHOOK_CONFIG HOME TMPDIR MAGIHOOK_DEBUG
 ends with: the settings search
 
 import: convert a Claude Code hooks section into magihook settings
-usage: import claude-code SETTINGS.json
+usage: import %(importing)s SETTINGS.json
 text: Prints magihook settings for a Claude Code settings file's hooks; what is not carried over is
   reported on stderr.
 exit codes: 0 converted; 2 bad file or usage
@@ -8503,7 +8779,10 @@ def _read_command_help(block: str) -> Tuple[str, CommandHelp]:
 @functools.lru_cache(maxsize=1)
 def command_helps() -> Mapping[str, CommandHelp]:
     """COMMAND_HELP as records by command, in table order."""
-    table = COMMAND_HELP % {"trust_file": TRUST_FILE_NAME}
+    titles = [agent.title for agent in AGENTS.values()]
+    named = ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else titles[0]
+    table = COMMAND_HELP % {"trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
+                            "agent_titles": named, "importing": "|".join(importing_agents())}
     return MappingProxyType(dict(_read_command_help(block) for block in table.split("\n\n")))
 
 
@@ -8981,8 +9260,7 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
     """Answer one hook call of another agent in its own protocol.  Warnings, and a settings
     file that cannot be loaded, go in the agent's user-visible field: nothing on stderr, which
     an agent may hand its model or parse as the answer."""
-    agent = options["args"][0]
-    _check_agent(agent)
+    agent = agent_named(options["args"][0]).name
     if options.get("--print-settings"):
         if "--session" in options:
             raise UsageError("--print-settings takes no --session")
@@ -9041,8 +9319,9 @@ def cli_import(options: Mapping[str, Any], out: Output) -> int:
     """A Claude Code settings file's hooks as magihook settings on stdout; the report on stderr.
     Scripts it generates go in --scripts (default .magi-code/imported-hooks here)."""
     agent, path = options["args"]
-    if agent != "claude-code":
-        raise UsageError("import reads claude-code settings only, not %r" % agent)
+    if agent not in importing_agents():
+        raise UsageError("import reads %s settings only, not %r" % (
+            " or ".join(importing_agents()), agent))
     plugin_root = options.get("--plugin-root")
     if plugin_root is not None and not os.path.isdir(plugin_root):
         raise UsageError("--plugin-root %s: not a folder" % plugin_root)

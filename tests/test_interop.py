@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import EXAMPLES, after_event, bash_event, fresh_python, run_cli, write_script, write_settings
 
 import magihook
 
@@ -1311,3 +1311,88 @@ def test_adapt_internal_error_fails_closed(project, agent, stdin, tool, event_na
     assert answer == expected
     assert message == ("magihook: internal error (ZeroDivisionError); please report it "
                        "(MAGIHOOK_DEBUG=1 shows the traceback)")
+
+
+# -- The agent registry: one object per agent -----------------------------------------------------
+
+AGENT_PROBE = """
+import json, magihook as m
+from types import MappingProxyType
+
+class Tables:
+    tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool"})
+    message_events = MappingProxyType({"Stop": "after_assistant"})
+    failed_tool_events = frozenset()
+    tools = (("Execute", "bash", {"command": "command"}),)
+    millisecond_fields = frozenset()
+    context_fields = MappingProxyType({})
+    project_dir_variables = ()
+
+class Bare(m.Agent):
+    name, title = "bare", "Bare"
+for key, value in vars(Tables).items():
+    if not key.startswith("__"):
+        setattr(Bare, key, value)
+try:
+    m.register_agent(Bare)
+except TypeError as exc:
+    print(exc)
+
+class Droid(m.ClaudeCode):
+    name, title, aliases = "droid", "Factory Droid", ("factory-droid",)
+for key, value in vars(Tables).items():
+    if not key.startswith("__"):
+        setattr(Droid, key, value)
+m.register_agent(Droid)
+print(list(m.AGENTS))
+schema = m.settings_schema(m.INHERITED_SETTINGS)["$defs"]
+print(schema["hook"]["properties"]["dialect"]["enum"], schema["foreign_dialect_payload"]["if"])
+print(m.command_helps()["adapt"].summary, "/", m.command_helps()["adapt"].usages[0])
+print(json.dumps(m.agent_settings_snippet("factory-droid", None, "mh")))
+print(json.dumps(m.adapt_event("droid", {"hook_event_name": "PreToolUse", "tool_name": "Execute",
+                                         "tool_input": {"command": "ls"}, "cwd": "/p"})))
+"""
+
+
+def test_a_new_agent_is_one_registered_class_and_everything_derives_from_it():
+    lines = fresh_python(AGENT_PROBE)
+    assert lines[0] == (
+        "agent class Bare must state session_id_variable, message_field, user_message_field, "
+        "permission_decision, deny_needs_reason, after_tool_deny_hides_result, imports_settings, "
+        "deny_answer, stop_answer, fail_answer, context_answer, allow_answer, settings_snippet, "
+        "result, edit_request, edit_call, tool_response, dialect_fields")
+    assert lines[1] == "['claude-code', 'codex', 'gemini', 'droid']"
+    assert lines[2] == ("['magihook', 'claude-code', 'codex', 'gemini', 'droid'] {'properties': "
+                        "{'dialect': {'enum': ['claude-code', 'codex', 'gemini', 'droid']}}, "
+                        "'required': ['dialect']}")
+    assert lines[3] == ("be the hook command of Claude Code, Codex, Gemini CLI or Factory Droid / "
+                        "adapt claude-code|codex|gemini|droid [--config PATH] [--session PATH]")
+    group = [{"matcher": "Execute", "hooks": [
+        {"type": "command", "command": "mh adapt droid", "timeout": 600}]}]
+    assert json.loads(lines[4]) == {"hooks": {"PreToolUse": group, "PostToolUse": group}}
+    assert json.loads(lines[5]) == ["before_tool", {
+        "tool": {"name": "bash", "call_id": None}, "request": {"command": "ls"},
+        "context": {"cwd": "/p", "session_id": None, "session_path": None}}]
+
+
+def test_an_agent_class_that_leaves_its_tables_to_its_parent_is_refused():
+    lines = fresh_python(
+        "import magihook as m\n"
+        "class Copy(m.ClaudeCode):\n"
+        "    name, title = 'copy', 'Copy'\n"
+        "try:\n"
+        "    m.register_agent(Copy)\n"
+        "except TypeError as exc:\n"
+        "    print(exc)\n"
+        "class Twin(m.Codex):\n"
+        "    pass\n"
+        "for key in m.AGENT_OWN_TABLES:\n"
+        "    setattr(Twin, key, getattr(m.Codex, key))\n"
+        "try:\n"
+        "    m.register_agent(Twin)\n"
+        "except TypeError as exc:\n"
+        "    print(exc)\n")
+    assert lines[:2] == [
+        "agent class Copy must state tool_events, message_events, failed_tool_events, tools, "
+        "millisecond_fields, context_fields, project_dir_variables",
+        "agent class Twin: its name or an alias is taken"]
