@@ -6804,6 +6804,8 @@ _REWRITE_FIELDS = MappingProxyType({
     "after": ("updatedToolOutput", "updatedMCPToolOutput", "tool_output"),
 })
 _DENY_DECISIONS = ("deny", "block", "ask")
+# The answer fields an agent with Agent.top_level_output reads outside hookSpecificOutput.
+_TOP_LEVEL_OUTPUT = ("permissionDecision", "permissionDecisionReason", "additionalContext")
 _AGENT_HOOK_TIMEOUT_SECONDS = 600
 _PATCH_BEGIN, _PATCH_END, _PATCH_UPDATE = "*** Begin Patch", "*** End Patch", "*** Update File: "
 
@@ -6840,7 +6842,7 @@ def adapt_event(
     if event_name in spoken.failed_tool_events:
         event["result"] = _agent_failure_result(row[1], document.get("error"))
     elif phase == "after_tool":
-        event["result"] = spoken.result(row[1], document.get("tool_response"))
+        event["result"] = spoken.result(row[1], document.get(spoken.tool_response_field))
     return phase, event
 
 
@@ -7286,7 +7288,7 @@ def dialect_document(dialect: str, event: ToolEvent) -> Dict[str, Any]:
     name, tool_input = _agent_tool_call(agent, event)
     document.update(tool_name=name, tool_input=tool_input, tool_use_id=event.call_id)
     if event.result is not None:
-        document["tool_response"] = agent.tool_response(event)
+        document[agent.tool_response_field] = agent.tool_response(event)
     return document
 
 
@@ -7410,11 +7412,13 @@ def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutco
                                          exit_code=0, elapsed_ms=outcome.elapsed_ms), policy="fail")
     specific = answer.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
+    agent = AGENTS[hook.dialect]
+    if agent.top_level_output:
+        specific = dict(specific, **{key: answer[key] for key in _TOP_LEVEL_OUTPUT if key in answer})
     rewrites = _REWRITE_FIELDS["before_tool" if event.phase == "before_tool" else "after"]
     notes = tuple("ignored %s: hooks cannot rewrite tool %s" % (
         field, "arguments" if event.phase == "before_tool" else "results")
         for field in rewrites if field in specific)
-    agent = AGENTS[hook.dialect]
     field, decision, reason = _decision_fields(agent, event.phase, answer, specific)
     if decision in _DENY_DECISIONS:
         if agent.deny_needs_reason and not reason.strip():
@@ -7514,6 +7518,10 @@ class Agent:
     deny_needs_reason: Optional[bool] = None
     after_tool_deny_hides_result: Optional[bool] = None
     imports_settings: Optional[bool] = None  # `magihook import NAME` reads its settings file
+    # Where the stdin has the tool's result, and whether the agent reads an answer's decision
+    # and context at its top level too (not only in hookSpecificOutput).
+    tool_response_field = "tool_response"
+    top_level_output = False
 
     def deny_answer(self, event_name: str, reason: str) -> Dict[str, Any]:
         """The answer that refuses a tool call, `reason` for the model."""
@@ -7888,6 +7896,144 @@ class GeminiCli(Agent):
 
     def message_fields(self, text: str) -> Dict[str, Any]:
         return {"prompt": "", "prompt_response": text}
+
+
+# -- GitHub Copilot CLI and Qwen Code (measured: docs/interop.md) ---------------------------------
+
+# Copilot closes a shell result with its own line, and reports a non-zero exit as a success.
+_COPILOT_SHELL_EXIT = re.compile(r"<shellId: [^<>\n]{0,100} completed with exit code (-?[0-9]{1,9})>\s*\Z")
+
+
+@register_agent
+class CopilotCli(ClaudeCode):
+    """GitHub Copilot CLI through its PascalCase hook events: Claude Code's event, field and
+    tool names, Copilot's argument keys (`path`, `file_text`, `old_str`) and result
+    (`tool_result`); it reads a decision and context at the top level of an answer, ignores
+    `continue: false`, and replaces a tool's result with `modifiedResult`."""
+
+    name, title = "copilot", "GitHub Copilot CLI"
+    tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
+                                    "PostToolUseFailure": "after_tool"})
+    # Copilot's Stop carries no assistant message, so it is not wired; a dialect hook gets one.
+    message_events = MappingProxyType({"Stop": "after_assistant"})
+    failed_tool_events = frozenset(["PostToolUseFailure"])
+    tools: Tuple[ToolRow, ...] = (
+        ("Bash", "bash", {"command": "command"}),
+        ("Read", "read", {"path": "path"}),
+        ("Write", "write", {"path": "path", "file_text": "content"}),
+        ("Edit", "hash_edit", {"path": "path"}),
+        ("Grep", "ffgrep", {"pattern": "pattern", "glob": "glob"}),
+        ("Glob", "ffgrep", {"pattern": "glob"}),
+    )
+    millisecond_fields = frozenset()
+    context_fields = MappingProxyType({})
+    project_dir_variables = ()
+    after_tool_deny_hides_result = True  # decision block after a tool replaces its result
+    imports_settings = False
+    tool_response_field, top_level_output = "tool_result", True
+
+    def deny_answer(self, event_name: str, reason: str) -> Dict[str, Any]:
+        return {"permissionDecision": "deny", "permissionDecisionReason": reason}
+
+    def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+        if phase == "before_tool":  # Copilot ignores continue:false: the deny is what holds
+            return self.deny_answer(event_name, reason)
+        # The tool ran; the turn cannot be stopped from a tool hook, its output can be withheld.
+        return {"modifiedResult": {"resultType": "failure", "textResultForLlm": TURN_STOPPED_CONTENT}}
+
+    def context_answer(self, event_name: str, text: str) -> Dict[str, Any]:
+        return {"additionalContext": text}  # Copilot ignores hookSpecificOutput's
+
+    def settings_snippet(self, command: str) -> Dict[str, Any]:
+        # A hooks file (.github/hooks/*.json): no tool matcher; timeoutSec in seconds, and a
+        # hook Copilot times out lets the call through, so it is magihook's longest.
+        handler = {"type": "command", "bash": command, "timeoutSec": _AGENT_HOOK_TIMEOUT_SECONDS}
+        return {"version": 1, "hooks": {event: [dict(handler)] for event in self.tool_events}}
+
+    def result(self, tool: str, response: Any) -> Dict[str, Any]:
+        return _copilot_result(tool, response)
+
+    def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
+                     cwd: str) -> Dict[str, Any]:
+        return {"input": patch_text(path if isinstance(path, str) else "",
+                                    [(raw.get("old_str"), raw.get("new_str"))])}
+
+    def edit_call(self, name: str, request: Mapping[str, Any],
+                  cwd: str) -> Tuple[str, Dict[str, Any]]:
+        name, tool_input = _old_new_edit_call(name, request, cwd, None, {})
+        keys = {"file_path": "path", "old_string": "old_str", "new_string": "new_str"}
+        return name, {keys.get(key, key): value for key, value in tool_input.items()}
+
+    def tool_response(self, event: ToolEvent) -> Any:
+        result = event.result or {}
+        return {"result_type": "failure" if result.get("success") is False else "success",
+                "text_result_for_llm": result.get("content")}
+
+    def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
+        return {"timestamp": utc_timestamp()}
+
+
+def _copilot_result(tool: str, response: Any) -> Dict[str, Any]:
+    """Copilot's tool_result as a magihook result: `text_result_for_llm` as the content;
+    `success` from `result_type`, and for a shell command from Copilot's closing exit line."""
+    if not isinstance(response, dict) or not isinstance(response.get("text_result_for_llm"), str):
+        return _agent_result(tool, response)
+    content = response["text_result_for_llm"]
+    success = response.get("result_type") == "success"
+    if success and tool == "bash":
+        status = _COPILOT_SHELL_EXIT.search(content)
+        success = status is None or int(status.group(1)) == 0
+    return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
+
+
+@register_agent
+class QwenCode(ClaudeCode):
+    """Qwen Code: Claude Code's events, fields and answers (exit 1 is fail-open, as in Claude
+    Code), its own tool ids, Gemini-style results (`llmContent`), timeouts in milliseconds."""
+
+    name, title = "qwen", "Qwen Code"
+    tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
+                                    "PostToolUseFailure": "after_tool"})
+    message_events = MappingProxyType({"Stop": "after_assistant"})
+    failed_tool_events = frozenset(["PostToolUseFailure"])
+    tools: Tuple[ToolRow, ...] = (
+        ("run_shell_command", "bash", {"command": "command", "timeout": "timeout",
+                                       "is_background": "run_in_background"}),
+        ("read_file", "read", {"file_path": "path", "offset": "offset", "limit": "limit"}),
+        ("write_file", "write", {"file_path": "path", "content": "content"}),
+        ("edit", "hash_edit", {"file_path": "path", "replace_all": "replace_all"}),
+        ("grep_search", "ffgrep", {"pattern": "pattern", "path": "path", "glob": "glob"}),
+        ("glob", "ffgrep", {"pattern": "glob", "path": "path"}),
+        ("agent", "parallel_subagents", {}),
+    )
+    millisecond_fields = frozenset([("run_shell_command", "timeout")])
+    context_fields = MappingProxyType({"permission_mode": "permission_mode"})
+    project_dir_variables = ("QWEN_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
+    imports_settings = False
+
+    def settings_snippet(self, command: str) -> Dict[str, Any]:
+        handler = {"type": "command", "command": command,
+                   "timeout": _AGENT_HOOK_TIMEOUT_SECONDS * 1000}  # Qwen counts milliseconds
+        return _hooks_snippet(self, handler)
+
+    def result(self, tool: str, response: Any) -> Dict[str, Any]:
+        # A tool that failed comes as PostToolUseFailure: what PostToolUse reports succeeded.
+        if isinstance(response, dict) and isinstance(response.get("llmContent"), str):
+            return {"tool_name": tool, "success": True, "content": response["llmContent"],
+                    "metadata": {}}
+        return _agent_result(tool, response)
+
+    def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
+                     cwd: str) -> Dict[str, Any]:
+        return _old_new_edit_request([raw], path)
+
+    def edit_call(self, name: str, request: Mapping[str, Any],
+                  cwd: str) -> Tuple[str, Dict[str, Any]]:
+        return _old_new_edit_call(name, request, cwd, None, {"replace_all": request.get("replace_all")})
+
+    def tool_response(self, event: ToolEvent) -> Any:
+        content = (event.result or {}).get("content")
+        return {"llmContent": content, "returnDisplay": content}
 
 
 # The settings file's schema names the dialects, so it is built once the agents are registered.
