@@ -8,26 +8,17 @@ is a BYOK provider (`COPILOT_PROVIDER_TYPE=anthropic`) at the mock's loopback UR
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import List, Optional
 
 from claude_mock import ClaudeModel
 from loopback import traced
+from wiring import agent_env
 
-MAGIHOOK = Path(__file__).resolve().parents[2] / "magihook.py"
 # Copilot masks the provider key's value wherever it appears in its output: not a common word.
 API_KEY = "mock-provider-key-7f3a"
 
-
-def print_settings(config: Path) -> Dict[str, Any]:
-    """`magihook adapt copilot --print-settings`, exactly as a user would run it."""
-    done = subprocess.run([sys.executable, str(MAGIHOOK), "adapt", "copilot", "--print-settings",
-                           "--config", str(config)],
-                          capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(done.stdout)
 
 
 class CopilotRun:
@@ -52,11 +43,7 @@ class CopilotRun:
 def run_copilot(copilot: Path, project: Path, home: Path, model: ClaudeModel, prompt: str = "go",
                 trace: Optional[Path] = None, timeout: float = 240) -> CopilotRun:
     """`copilot -p` headless in `project` (trusted for this run), against `model`."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("COPILOT", "GH_", "GITHUB", "MAGIHOOK_", "OTEL_"))}
-    # No magihook on the agent's PATH: the wiring must name it by its absolute path.
-    env["PATH"] = os.pathsep.join(folder for folder in env.get("PATH", "").split(os.pathsep)
-                                  if folder and not os.path.exists(os.path.join(folder, "magihook")))
+    env = agent_env(("COPILOT", "GH_", "GITHUB"))
     env.update(HOME=str(home), COPILOT_OFFLINE="true", COPILOT_PROVIDER_TYPE="anthropic",
                COPILOT_PROVIDER_BASE_URL=model.url, COPILOT_PROVIDER_API_KEY=API_KEY,
                COPILOT_MODEL="claude-sonnet-4.5", COPILOT_AUTO_UPDATE="false")

@@ -9,26 +9,17 @@ starting a second Node process.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from chat_mock import ChatModel
+from chat_mock import ChatModel, message_text, tool_messages
 from loopback import traced
+from wiring import agent_env
 
-MAGIHOOK = Path(__file__).resolve().parents[2] / "magihook.py"
 USER_SETTINGS = {"privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
                  "memory": {"enableManagedAutoMemory": False}}
 
-
-def print_settings(config: Path) -> Dict[str, Any]:
-    """`magihook adapt qwen --print-settings`, exactly as a user would run it."""
-    done = subprocess.run([sys.executable, str(MAGIHOOK), "adapt", "qwen", "--print-settings",
-                           "--config", str(config)],
-                          capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(done.stdout)
 
 
 class QwenRun:
@@ -46,8 +37,6 @@ class QwenRun:
 
     def tool_texts(self) -> List[str]:
         """The tool results the model received, from its last conversation request."""
-        from chat_mock import message_text, tool_messages
-
         conversation = self.model.conversation()
         return [message_text(message) for message in tool_messages(conversation[-1].body)] if (
             conversation) else []
@@ -58,11 +47,7 @@ def run_qwen(qwen: Path, project: Path, home: Path, model: ChatModel, prompt: st
     """`qwen` one-shot in `project`, yolo approval, against `model`, with a scratch HOME."""
     (home / ".qwen").mkdir(parents=True, exist_ok=True)
     (home / ".qwen" / "settings.json").write_text(json.dumps(USER_SETTINGS))
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("OPENAI", "QWEN", "DASHSCOPE", "GEMINI", "MAGIHOOK_", "OTEL_"))}
-    # No magihook on the agent's PATH: the wiring must name it by its absolute path.
-    env["PATH"] = os.pathsep.join(folder for folder in env.get("PATH", "").split(os.pathsep)
-                                  if folder and not os.path.exists(os.path.join(folder, "magihook")))
+    env = agent_env(("OPENAI", "QWEN", "DASHSCOPE", "GEMINI"))
     env.update(HOME=str(home), OPENAI_BASE_URL=model.url + "/v1", OPENAI_API_KEY="mock-key",
                OPENAI_MODEL="mock-model", QWEN_CODE_NO_RELAUNCH="true",
                QWEN_CODE_SUPPRESS_YOLO_WARNING="1")

@@ -12,16 +12,15 @@ not Copilot's wording around magihook's sentence.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from claude_mock import FINAL_TEXT, ClaudeModel, request_text, result_text, tool_results
-from copilot_mock import print_settings, run_copilot
+from copilot_mock import run_copilot
 from loopback import LOOPBACK, inet_peers
+from wiring import ROOT, print_settings, script, write_magihook_settings
+from wiring import assert_nothing_leaked as assert_no_leak
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples" / "hooks"
 BLOCKED = "This tool call was blocked by local hook policy."
 STOPPED = "This turn was stopped by local hook policy."
 SETTINGS_BROKEN = "This tool call was blocked because the local hook settings could not be loaded."
@@ -48,11 +47,8 @@ def project(tmp_path):
 def wire(project: Path, hooks: dict, raw: str = None, session: Path = None) -> Path:
     """magihook's settings outside the project, and Copilot wired by --print-settings (with
     `--session PATH` added to each command when `session` is given)."""
-    settings = project.parent / "magihook-settings" / "settings.json"
-    settings.parent.mkdir(exist_ok=True)
-    settings.write_text(raw if raw is not None else json.dumps({"hooks": dict({"enabled": True},
-                                                                                **hooks)}))
-    snippet = print_settings(settings)
+    settings = write_magihook_settings(project, hooks, raw)
+    snippet = print_settings("copilot", settings)
     if session is not None:
         for handlers in snippet["hooks"].values():
             for handler in handlers:
@@ -60,15 +56,6 @@ def wire(project: Path, hooks: dict, raw: str = None, session: Path = None) -> P
     (project / ".github" / "hooks" / "magihook.json").write_text(json.dumps(snippet, indent=2))
     return settings
 
-
-def script(project: Path, name: str, body: str = None) -> str:
-    path = project / "hooks" / name
-    if body is None:
-        shutil.copy2(EXAMPLES / name, path)
-    else:
-        path.write_text(body)
-    path.chmod(0o755)
-    return "./hooks/" + name
 
 
 def go(copilot, project, calls, trace=None):
@@ -86,11 +73,7 @@ def seen(run):
 
 
 def assert_nothing_leaked(run, project, *markers):
-    markers += ("hook-stderr-secret", "unknown key", str(project.parent / "magihook-settings"))
-    for request in run.model.requests:
-        text = request_text(request.body)
-        for marker in markers:
-            assert marker not in text, marker
+    assert_no_leak([request.body for request in run.model.requests], project, *markers)
 
 
 def bash(command):

@@ -10,16 +10,15 @@ proves several rows (a blocked and an allowed call in the same turn).
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from chat_mock import FINAL_TEXT, ChatModel
 from loopback import LOOPBACK, inet_peers
-from qwen_mock import print_settings, run_qwen
+from qwen_mock import run_qwen
+from wiring import ROOT, print_settings, script, write_magihook_settings
+from wiring import assert_nothing_leaked as assert_no_leak
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples" / "hooks"
 BLOCKED = "This tool call was blocked by local hook policy."
 STOPPED = "This turn was stopped by local hook policy."
 SETTINGS_BROKEN = "This tool call was blocked because the local hook settings could not be loaded."
@@ -45,11 +44,8 @@ def project(tmp_path):
 def wire(project: Path, hooks: dict, raw: str = None, session: Path = None) -> Path:
     """magihook's settings outside the project, and Qwen wired by --print-settings (with
     `--session PATH` added to each command when `session` is given)."""
-    settings = project.parent / "magihook-settings" / "settings.json"
-    settings.parent.mkdir(exist_ok=True)
-    settings.write_text(raw if raw is not None else json.dumps({"hooks": dict({"enabled": True},
-                                                                                **hooks)}))
-    snippet = print_settings(settings)
+    settings = write_magihook_settings(project, hooks, raw)
+    snippet = print_settings("qwen", settings)
     if session is not None:
         for groups in snippet["hooks"].values():
             for group in groups:
@@ -58,15 +54,6 @@ def wire(project: Path, hooks: dict, raw: str = None, session: Path = None) -> P
     (project / ".qwen" / "settings.json").write_text(json.dumps(snippet, indent=2))
     return settings
 
-
-def script(project: Path, name: str, body: str = None) -> str:
-    path = project / "hooks" / name
-    if body is None:
-        shutil.copy2(EXAMPLES / name, path)
-    else:
-        path.write_text(body)
-    path.chmod(0o755)
-    return "./hooks/" + name
 
 
 def go(qwen, project, calls, trace=None):
@@ -82,11 +69,7 @@ def assert_finished(run, requests):
 
 
 def assert_nothing_leaked(run, project, *markers):
-    markers += ("hook-stderr-secret", "unknown key", str(project.parent / "magihook-settings"))
-    for request in run.model.requests:
-        text = json.dumps(request.body)
-        for marker in markers:
-            assert marker not in text, marker
+    assert_no_leak([request.body for request in run.model.requests], project, *markers)
 
 
 def shell(command):
@@ -119,26 +102,21 @@ def test_block_and_allow_in_one_turn_with_session_records_and_only_loopback(qwen
     assert peers and all(address in LOOPBACK and each == port for address, each in peers), peers
 
 
-def test_fail_before_the_tool_denies_it(qwen, project):
-    (project / "sentinel").write_text("keep")
-    wire(project, {"before_tool": [{"label": "strict-7f3a", "command": script(project, "fail.sh", FAILING),
-                                    "failure_policy": "fail"}]})
-    run = go(qwen, project, [shell("rm -f sentinel")])
-    assert (project / "sentinel").exists()
-    # The deny's reason, not continue:false's stopReason; Qwen cannot end the turn from a tool hook.
-    assert run.tool_texts() == [BLOCKED]
-    assert_finished(run, 2)
-    assert_nothing_leaked(run, project, "strict-7f3a")
-
-
-def test_timeout_under_block_denies(qwen, project):
+def test_fail_before_a_tool_and_a_timed_out_guard_under_block_both_deny(qwen, project):
     (project / "sentinel").write_text("keep")
     slow = "#!/bin/sh\ncat >/dev/null\nexec sleep 30\n"
-    wire(project, {"before_tool": [{"label": "slow", "command": script(project, "slow.sh", slow),
-                                    "timeout_seconds": 1, "failure_policy": "block"}]})
-    run = go(qwen, project, [shell("rm -f sentinel")])
-    assert (project / "sentinel").exists()
-    assert run.tool_texts() == [BLOCKED]
+    wire(project, {"before_tool": [
+        {"label": "strict-7f3a", "command": script(project, "fail.sh", FAILING),
+         "failure_policy": "fail", "include_tools": ["write"]},
+        {"label": "slow", "command": script(project, "slow.sh", slow), "timeout_seconds": 1,
+         "failure_policy": "block", "include_tools": ["bash"]}]})
+    run = go(qwen, project, [("write_file", {"file_path": str(project / "new.txt"), "content": "x\n"}),
+                             shell("rm -f sentinel")])
+    assert not (project / "new.txt").exists() and (project / "sentinel").exists()
+    # The deny's reason, not continue:false's stopReason; Qwen cannot end the turn from a tool hook.
+    assert run.tool_texts() == [BLOCKED, BLOCKED]
+    assert_finished(run, 3)
+    assert_nothing_leaked(run, project, "strict-7f3a")
 
 
 def test_broken_settings_fail_closed_and_show_the_model_no_path(qwen, project):
