@@ -198,3 +198,20 @@ def test_a_copilot_dialect_after_hook_gets_tool_result(project):
     assert seen["tool_input"] == {"path": str(project / "n.txt"), "file_text": "x"}
     assert seen["tool_result"] == {"result_type": "success", "text_result_for_llm": "Created"}
     assert "tool_response" not in seen
+
+
+def test_a_camelcase_event_wired_by_hand_fails_closed_and_stop_runs_nothing(project):
+    """Copilot's camelCase events carry no event name: adapt cannot tell them apart, so it exits 2,
+    which Copilot reads as a deny (measured), never 1 or an empty answer that lets the tool run."""
+    settings = capture(project)
+    camel = {"sessionId": "s", "timestamp": 1796310620889, "cwd": str(project),
+             "toolName": "bash", "toolArgs": {"command": "rm -rf /"}}
+    result = adapt("copilot", project, camel, settings)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "magihook: $.hook_event_name: missing (expected a string)\n"
+    stop = {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project),
+            "transcript_path": "/home/u/.copilot/session-state/s/events.jsonl",
+            "stop_reason": "end_turn", "stop_hook_active": False}
+    stopped = adapt("copilot", project, stop, settings)
+    assert (stopped.returncode, stopped.stdout, stopped.stderr) == (0, "", "")
+    assert not (project / "captured.jsonl").exists()
