@@ -5704,8 +5704,11 @@ def _elapsed_ms(started: float) -> int:
 
 INJECTION_STATUSES = (
     "success", "invalid_json", "invalid_shape", "unsupported_role", "empty_content", "over_limit",
-    "hook_failed",
+    "hook_failed", "not_delivered",
 )
+# Valid items: delivered, or valid but with no provider request to add them to (an agent's
+# end-of-turn event, see section 16): neither is the hook's fault, so neither warns.
+_DELIVERY_STATUSES = ("success", "not_delivered")
 JSON_WHITESPACE = " \t\n\r"
 
 
@@ -6447,11 +6450,12 @@ class PhaseRun:
 
     def __init__(self, settings: Settings, session: Optional[SessionFile],
                  on_row: Optional[Callable[[Mapping[str, Any]], None]],
-                 owns_process: bool = False) -> None:
+                 owns_process: bool = False, deliver_context: bool = True) -> None:
         self.settings = settings
         self.session = session
         self.on_row = on_row
         self.owns_process = owns_process  # see start_hook
+        self.deliver_context = deliver_context  # see _run_phase
         self.events: List[Dict[str, Any]] = []
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
@@ -6543,17 +6547,18 @@ def run_phase(
 def _run_phase(
     settings: Settings, phase: str, event: Mapping[str, Any], session_path: Optional[str] = None,
     cwd: Optional[str] = None, on_row: Optional[Callable[[Mapping[str, Any]], None]] = None,
-    owns_process: bool = False,
+    owns_process: bool = False, deliver_context: bool = True,
 ) -> PhaseResult:
     """run_phase for an event known to be plain JSON (decode_event's output): the CLI skips the
     API's walk over the whole event, which costs seconds on a 32 MiB one.  `owns_process`: see
-    start_hook."""
+    start_hook.  `deliver_context` false: no context item reaches the provider (an agent's
+    end-of-turn event), so valid items are audited as `not_delivered` and not returned."""
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
     if owns_process and hooks:
         _sweep_once()
-    run = PhaseRun(settings, session, on_row, owns_process)
+    run = PhaseRun(settings, session, on_row, owns_process, deliver_context)
     try:
         verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
                    else _refuse_untrusted(run, hooks, tool_event))
@@ -6613,14 +6618,16 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
         if hook.injects:
             if outcome.category is not None or injection is None:
                 injection = injection_outcome(hook, outcome)
+            if injection.items and not run.deliver_context:
+                injection = Injection("not_delivered", injection.items, injection.byte_count)
             audit = injection_audit_payload(hook, event, injection)
             run.record("hook_context_injection", audit)
-            if outcome.category is None and injection.status != "success" and (
+            if outcome.category is None and injection.status not in _DELIVERY_STATUSES and (
                     hook.failure_policy == "warn"):
                 run.warnings.append(injection_warning(hook, event, injection))
             run.show(injection_rows(audit, [item["content"] for item in injection.items],
                                     run.settings.injected_content, record_call_id(event)))
-            if injection.items:
+            if injection.items and run.deliver_context:
                 pending.append((hook, injection.items))
         if verdict != "continue":
             return verdict
@@ -6823,6 +6830,8 @@ def adapt_event(
     """
     spoken = agent_named(agent)
     event_name = _expect_key(document, ["hook_event_name"], str, "a string")
+    if event_name in spoken.message_events:
+        return _agent_message_event(spoken, spoken.message_events[event_name], document, cwd)
     phase = spoken.tool_events.get(event_name)
     if phase is None:
         return None
@@ -6844,6 +6853,16 @@ def adapt_event(
     elif phase == "after_tool":
         event["result"] = spoken.result(row[1], document.get(spoken.tool_response_field))
     return phase, event
+
+
+def _agent_message_event(agent: Agent, phase: str, document: Mapping[str, Any],
+                         cwd: Optional[str]) -> Optional[Tuple[str, Dict[str, Any]]]:
+    """The final message an agent's message event gives, as a magihook message event; None
+    when it gives none (an older release without the field)."""
+    text = _expect_key(document, [agent.message_field], str, "a string", nullable=True)
+    if text is None:
+        return None
+    return phase, {"text": text, "context": _agent_context(agent, document, cwd)}
 
 
 def _agent_context(agent: Agent, document: Mapping[str, Any], cwd: Optional[str]) -> Dict[str, Any]:
@@ -6919,19 +6938,31 @@ def _is_integer(value: Any) -> bool:
 
 
 def _relative_path(value: Any, cwd: str) -> Any:
-    """An absolute path under cwd, spelled as `cwd/rest`, as the cwd-relative `rest`; any
-    other value unchanged.  Never normalized: `sub/../x` is not `x` when `sub` is a link, and a
-    dialect hook (a path-traversal guard) must see the `..` the agent sent.  A `rest` with a
-    `..` stays absolute, so a relative path in a request never climbs out of cwd."""
-    if not isinstance(value, str) or not os.path.isabs(value):
+    """A path as the file it names: doubled separators and `.` components dropped, and an
+    absolute path under cwd as the cwd-relative `rest`; any other value unchanged.  A `..` is
+    never resolved away: `sub/../x` is not `x` when `sub` is a link, and a dialect hook (a
+    path-traversal guard) must see the `..` the agent sent.  A `rest` with a `..` stays
+    absolute, so a relative path in a request never climbs out of cwd."""
+    if not isinstance(value, str) or not value:
         return value
-    prefix = cwd.rstrip(os.sep) + os.sep
+    value = _same_file_path(value)
+    if not os.path.isabs(value):
+        return value
+    prefix = _same_file_path(cwd).rstrip(os.sep) + os.sep
     if value.rstrip(os.sep) == prefix.rstrip(os.sep):
         return "."
     rest = value[len(prefix):] if value.startswith(prefix) else ""
     if not rest.strip(os.sep) or ".." in rest.split(os.sep):
         return value
     return rest
+
+
+def _same_file_path(path: str) -> str:
+    """`path` without empty and `.` components (`a//b`, `a/./b`, `a/`: `a/b`, `a`), which name
+    the same file however spelled; `..` stays (see _relative_path)."""
+    parts = [part for part in path.split(os.sep) if part not in ("", ".")]
+    root = os.sep if path.startswith(os.sep) else ""
+    return root + os.sep.join(parts) or "."
 
 
 def _absolute_path(value: Any, cwd: str) -> Any:
@@ -7153,15 +7184,25 @@ INTERNAL_ERROR_CONTENT = (
     "This tool call was blocked because the local hook layer failed unexpectedly.")
 
 
-def internal_error_answer(agent: str, event_name: str, error: Exception) -> Dict[str, Any]:
-    """An internal error (a bug) inside `adapt` fails closed like a broken settings file: the
-    agent's deny before a tool, a stop after it; the user, not the model, reads what failed."""
+EVENT_UNREADABLE_CONTENT = (
+    "This tool call was blocked because the local hook layer could not read the agent's event.")
+
+
+def adapt_failure_answer(agent: str, event_name: str, error: Exception) -> Dict[str, Any]:
+    """Whatever fails inside `adapt` fails closed like a broken settings file: the agent's deny
+    before a tool, a stop after it.  An event not of the agent's shape is said as such, any
+    other failure as the hook layer's; the user, not the model, reads what failed."""
     spoken = agent_named(agent)
     phase = spoken.tool_events.get(event_name, "after_tool")
-    answer = spoken.fail_answer(event_name, phase, INTERNAL_ERROR_CONTENT)
-    return spoken.with_user_message(answer, [
-        "internal error (%s); please report it (MAGIHOOK_DEBUG=1 shows the traceback)"
-        % type(error).__name__])
+    if isinstance(error, InputError):
+        content, line = EVENT_UNREADABLE_CONTENT, error_text(error)
+    elif isinstance(error, MagihookError):
+        content, line = INTERNAL_ERROR_CONTENT, error_text(error)
+    else:
+        content, line = INTERNAL_ERROR_CONTENT, (
+            "internal error (%s); please report it (MAGIHOOK_DEBUG=1 shows the traceback)"
+            % type(error).__name__)
+    return spoken.with_user_message(spoken.fail_answer(event_name, phase, content), [line])
 
 
 def agent_settings_snippet(agent: str, config: Optional[str] = None,
@@ -7181,10 +7222,12 @@ def agent_settings_snippet(agent: str, config: Optional[str] = None,
 
 def _hooks_snippet(agent: Agent, handler: Mapping[str, Any]) -> Dict[str, Any]:
     """A Claude-style `hooks` block: `handler` for each tool event, matching every tool in the
-    agent's table."""
+    agent's table, and for each message event (which has no tool to match)."""
     matcher = "|".join(dict.fromkeys(row[0] for row in agent.tools))
-    return {"hooks": {event: [{"matcher": matcher, "hooks": [dict(handler)]}]
-                      for event in agent.tool_events}}
+    hooks: Dict[str, Any] = {event: [{"matcher": matcher, "hooks": [dict(handler)]}]
+                             for event in agent.tool_events}
+    hooks.update((event, [{"hooks": [dict(handler)]}]) for event in agent.message_events)
+    return {"hooks": hooks}
 
 
 def magihook_command() -> str:
@@ -7547,7 +7590,8 @@ class Agent:
         raise NotImplementedError
 
     def settings_snippet(self, command: str) -> Dict[str, Any]:
-        """The agent settings that run `command` for every event and tool magihook maps."""
+        """The agent settings that run `command` for every event and tool magihook maps (its
+        tool events for the tools of its table, its message events)."""
         raise NotImplementedError
 
     def result(self, tool: str, response: Any) -> Dict[str, Any]:
@@ -7590,6 +7634,10 @@ class Agent:
     def message_fields(self, text: str) -> Dict[str, Any]:
         """The final message as the agent's message event gives it."""
         return {self.message_field: text}
+
+    def wraps(self, event_name: str) -> bool:
+        """Whether magihook runs hooks for this event of the agent's (a tool or message event)."""
+        return event_name in self.tool_events or event_name in self.message_events
 
     def tool_row(self, agent_tool: str) -> Optional[ToolRow]:
         return next((row for row in self.tools if row[0] == agent_tool), None)
@@ -7668,7 +7716,8 @@ class ClaudeCode(Agent):
     name, title = "claude-code", "Claude Code"
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
-    message_events = MappingProxyType({"Stop": "after_assistant"})
+    # Both give the last text block of the turn as last_assistant_message.
+    message_events = MappingProxyType({"Stop": "after_assistant", "SubagentStop": "after_assistant"})
     failed_tool_events = frozenset(["PostToolUseFailure"])
     tools: Tuple[ToolRow, ...] = (
         ("Bash", "bash", {"command": "command", "timeout": "timeout",
@@ -8790,11 +8839,12 @@ adapt: be the hook command of %(agent_titles)s
 usage: adapt %(agents)s [--config PATH] [--session PATH]
 usage: adapt %(agents)s --print-settings [--config PATH]
 text: Reads the agent's hook stdin, runs the magihook pipeline with the settings found from the
-  agent's cwd, and answers in the agent's own protocol (a block is its deny).
+  agent's cwd, and answers in the agent's own protocol (a block is its deny; whatever fails is
+  its fail-closed answer).  The agent's end-of-turn event runs the after_assistant hooks.
 option: --config PATH
 option: --session PATH | also append every record to this file
 option: --print-settings | print the snippet that wires magihook into the agent
-exit codes: 0 answered (a deny is an answer); 2 bad usage or input
+exit codes: 0 answered (a deny is an answer); 2 bad usage, or stdin that names no event
 environment: MAGIHOOK_CONFIG HOME TMPDIR MAGIHOOK_DEBUG
 ends with: the settings search
 
@@ -9413,31 +9463,61 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
         out.text(json.dumps(agent_settings_snippet(
             agent, print_settings_config(options.get("--config")), magihook_command()), indent=2))
         return 0
-    document = decode_event(read_event_input(sys.stdin, out.owns_stdio))
-    mapped = adapt_event(agent, document)
-    if mapped is None:
-        return 0
-    event_name = document["hook_event_name"]
+    # Whatever fails is the agent's fail-closed answer (exit 1 lets the tool run in Claude
+    # Code); only stdin that names no event to answer is exit 2, which the agents read as
+    # blocking.
+    raw = read_event_input(sys.stdin, out.owns_stdio)
     try:
-        settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
-    except SettingsError as exc:
-        out.json(settings_error_answer(agent, event_name, exc))
+        document = decode_event(raw)
+        event_name = _expect_key(document, ["hook_event_name"], str, "a string")
+    except InputError as exc:
+        named = _named_event(raw)
+        if named is None:
+            raise
+        if agent_named(agent).wraps(named):  # else magihook wraps nothing, as when it reads
+            out.json(adapt_failure_answer(agent, named, exc))
         return 0
     try:
-        result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
-                           owns_process=_owns_process(options))
-        answer = agent_answer(agent, result, event_name)
-    except MagihookError:
-        raise  # a bad event or usage: exit 2, as for `run`, not a bug to answer with a deny
-    except Exception as exc:  # noqa: BLE001 - a bug must not let the tool run (exit 1 does, in Claude Code)
+        answer = _adapt_answer(agent, document, options)
+    except Exception as exc:  # noqa: BLE001 - any failure, a bug included, fails closed
         if os.environ.get("MAGIHOOK_DEBUG") == "1":
             import traceback
 
             out.error(traceback.format_exc().rstrip("\n"))
-        answer = internal_error_answer(agent, event_name, exc)
+        answer = adapt_failure_answer(agent, event_name, exc)
     if answer is not None:
         out.json(answer)
     return 0
+
+
+def _named_event(raw: bytes) -> Optional[str]:
+    """The hook_event_name of stdin magihook rejects (invalid UTF-8, NaN, too deep), read
+    leniently only to choose which fail-closed answer to give; None if none is readable."""
+    try:
+        document = json.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    name = document.get("hook_event_name") if isinstance(document, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _adapt_answer(agent: str, document: Mapping[str, Any],
+                  options: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The agent's answer to one hook call; None when magihook wraps nothing (or continues)."""
+    mapped = adapt_event(agent, document)
+    if mapped is None:
+        return None
+    event_name = document["hook_event_name"]
+    try:
+        settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
+    except SettingsError as exc:
+        return settings_error_answer(agent, event_name, exc)
+    # Context added at the end of a turn would make the agent run one more model round (and
+    # answer again), so a message hook's items are recorded as not delivered (docs/interop.md).
+    result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
+                        owns_process=_owns_process(options),
+                        deliver_context=mapped[0] not in MESSAGE_PHASES)
+    return agent_answer(agent, result, event_name)
 
 
 def print_settings_config(config: Optional[str]) -> str:

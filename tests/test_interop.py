@@ -300,9 +300,9 @@ def test_post_tool_use_failure_runs_after_hooks_with_success_false(project):
     ("claude-code", claude_stdin, "Write"),
     ("gemini", gemini_stdin, "write_file"),
 ])
-def test_dialect_hooks_get_the_agents_path_unnormalized(project, agent, stdin, tool):
+def test_dialect_hooks_get_the_agents_dot_dot_as_sent(project, agent, stdin, tool):
     # A path-traversal guard must see the `..` the agent sent; normalizing would also change
-    # which file `link/../x` names.
+    # which file `link/../x` names.  `.` and doubled separators name the same file either way.
     install(project, "capture.py")
     settings = config(project, before_tool=[dialect_hook(agent, "capture.py")])
     for sent in ("%s/sub/../x.txt" % project, "%s/./a//b.txt" % project, "%s/in.txt" % project,
@@ -311,7 +311,7 @@ def test_dialect_hooks_get_the_agents_path_unnormalized(project, agent, stdin, t
                        settings)
         assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     assert [record["stdin"]["tool_input"]["file_path"] for record in captured(project)] == [
-        "%s/sub/../x.txt" % project, "%s/./a//b.txt" % project, "%s/in.txt" % project,
+        "%s/sub/../x.txt" % project, "%s/a/b.txt" % project, "%s/in.txt" % project,
         "/elsewhere/../etc/passwd"]
 
 
@@ -321,6 +321,36 @@ def test_adapt_paths_are_cwd_relative_only_without_dot_dot(project):
         adapt("claude-code", project, claude_stdin(project, "Read", {"file_path": sent}), settings)
     assert [record["stdin"]["request"]["path"] for record in captured(project)] == [
         "in.txt", "%s/sub/../x.txt" % project, "."]
+
+
+@pytest.mark.parametrize("agent,stdin,tool,sent,expected", [
+    # `<cwd>//src/prod/db.yml` once reached hooks as `/src/prod/db.yml`, another file, with no
+    # affected_paths: a write guard on src/prod/* let it through.
+    ("claude-code", claude_stdin, "Write", "{cwd}//src/prod/db.yml", "src/prod/db.yml"),
+    ("claude-code", claude_stdin, "Write", "{cwd}/./src/prod/db.yml", "src/prod/db.yml"),
+    ("claude-code", claude_stdin, "Write", "{cwd}/src//prod/./db.yml", "src/prod/db.yml"),
+    ("gemini", gemini_stdin, "write_file", "./src//prod/db.yml", "src/prod/db.yml"),
+    ("gemini", gemini_stdin, "write_file", "{cwd}//src/prod/db.yml", "src/prod/db.yml"),
+])
+def test_adapt_paths_reach_hooks_as_the_file_they_name(project, agent, stdin, tool, sent,
+                                                      expected):
+    settings = capture_settings(project)
+    path = sent.format(cwd=project)
+    result = adapt(agent, project, stdin(project, tool, {"file_path": path, "content": "x"}),
+                   settings)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    (record,) = captured(project)
+    assert record["stdin"]["request"]["path"] == expected
+    assert record["stdin"]["affected_paths"] == [
+        {"path": expected, "kind": "write_target", "source": "request.path"}]
+
+
+def test_adapt_paths_keep_dot_dot_unresolved_and_only_drop_dots(project):
+    settings = capture_settings(project)
+    for sent in ("%s//sub/../x.txt" % project, "/etc//./passwd", ".//"):
+        adapt("claude-code", project, claude_stdin(project, "Read", {"file_path": sent}), settings)
+    assert [record["stdin"]["request"]["path"] for record in captured(project)] == [
+        "%s/sub/../x.txt" % project, "/etc/passwd", "."]
 
 
 def test_print_settings_for_each_agent(tmp_path):
@@ -337,21 +367,25 @@ def test_print_settings_for_each_agent(tmp_path):
     group = {"matcher": "Bash|Read|Write|Edit|MultiEdit|Grep|Glob|WebSearch|Task|Agent",
              "hooks": [handler]}
     assert (claude.returncode, claude.stderr) == (0, "")
+    # The message events have no tool to match.
     assert json.loads(claude.stdout) == {"hooks": {
-        "PreToolUse": [group], "PostToolUse": [group], "PostToolUseFailure": [group]}}
+        "PreToolUse": [group], "PostToolUse": [group], "PostToolUseFailure": [group],
+        "Stop": [{"hooks": [handler]}], "SubagentStop": [{"hooks": [handler]}]}}
     codex = json.loads(run_cli("adapt", "codex", "--print-settings", "--config",
                                str(folder / "s.json")).stdout)
     group = {"matcher": "Bash|shell|exec_command|local_shell|shell_command|apply_patch|spawn_agent",
              "hooks": [{"type": "command", "command": start + " adapt codex" + config_arg,
                         "timeout": 600}]}
-    assert codex == {"hooks": {"PreToolUse": [group], "PostToolUse": [group]}}
+    assert codex == {"hooks": {"PreToolUse": [group], "PostToolUse": [group],
+                               "Stop": [{"hooks": group["hooks"]}]}}
     gemini = json.loads(run_cli("adapt", "gemini", "--print-settings", "--config",
                                 str(folder / "s.json")).stdout)
     group = {"matcher": "run_shell_command|read_file|write_file|replace|grep_search|"
                         "search_file_content|glob|google_web_search",
              "hooks": [{"name": "magihook", "type": "command",
                         "command": start + " adapt gemini" + config_arg, "timeout": 600000}]}
-    assert gemini == {"hooks": {"BeforeTool": [group], "AfterTool": [group]},
+    assert gemini == {"hooks": {"BeforeTool": [group], "AfterTool": [group],
+                                "AfterAgent": [{"hooks": group["hooks"]}]},
                       "hooksConfig": {"enabled": True}}
 
 
@@ -401,8 +435,6 @@ def test_adapt_bad_input_and_usage_are_exit_2(project):
         "at line 1, column 2\n")
     missing = adapt("claude-code", project, {"tool_name": "Bash"})
     assert missing.stderr == "magihook: $.hook_event_name: missing (expected a string)\n"
-    wrong = adapt("codex", project, codex_stdin(project, "Bash", ["ls"]))
-    assert wrong.stderr == "magihook: $.tool_input: expected an object, got an array\n"
     agent = run_cli("adapt", "cursor", stdin=b"{}")
     assert (agent.returncode, agent.stderr) == (2, (
         "magihook: unknown agent 'cursor': expected one of claude-code, codex, gemini, copilot, qwen "
@@ -1370,7 +1402,8 @@ def test_a_new_agent_is_one_registered_class_and_everything_derives_from_it():
                         "[--config PATH] [--session PATH]")
     group = [{"matcher": "Execute", "hooks": [
         {"type": "command", "command": "mh adapt droid", "timeout": 600}]}]
-    assert json.loads(lines[4]) == {"hooks": {"PreToolUse": group, "PostToolUse": group}}
+    assert json.loads(lines[4]) == {"hooks": {"PreToolUse": group, "PostToolUse": group,
+                                              "Stop": [{"hooks": group[0]["hooks"]}]}}
     assert json.loads(lines[5]) == ["before_tool", {
         "tool": {"name": "bash", "call_id": None}, "request": {"command": "ls"},
         "context": {"cwd": "/p", "session_id": None, "session_path": None}}]
@@ -1397,3 +1430,168 @@ def test_an_agent_class_that_leaves_its_tables_to_its_parent_is_refused():
         "agent class Copy must state tool_events, message_events, failed_tool_events, tools, "
         "millisecond_fields, context_fields, project_dir_variables",
         "agent class Twin: its name or an alias is taken"]
+
+
+# -- adapt never exits 1: crafted events -----------------------------------------------------------
+
+UNREADABLE = "This tool call was blocked because the local hook layer could not read the agent's event."
+HUGE = "1" + "0" * 400
+
+
+def crafted(agent, event, tool_input):
+    """A crafted agent event as raw stdin: JSON text with the tool input spliced in as is."""
+    name = {"claude-code": "Bash", "codex": "shell", "gemini": "run_shell_command"}[agent]
+    return ('{"hook_event_name": "%s", "tool_name": "%s", "session_id": "s", "tool_input": %s}'
+            % (event, name, tool_input)).encode("utf-8", "surrogateescape")
+
+
+CLAUDE_DENIED = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                        "permissionDecisionReason": UNREADABLE},
+                 "continue": False, "stopReason": STOPPED}
+CODEX_DENIED = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": UNREADABLE}}
+GEMINI_DENIED = {"decision": "deny", "reason": UNREADABLE, "continue": False,
+                 "stopReason": STOPPED}
+
+
+@pytest.mark.parametrize("agent,stdin,expected,message", [
+    # A Bash timeout of 400 digits (in ms) once made adapt exit 1: Claude Code ran the tool.
+    ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "rm -rf x", "timeout": %s}'
+                            % HUGE),
+     dict(CLAUDE_DENIED, hookSpecificOutput=dict(
+         CLAUDE_DENIED["hookSpecificOutput"], permissionDecisionReason=(
+             "This tool call was blocked because the local hook layer failed unexpectedly."))),
+     "internal error (OverflowError); please report it (MAGIHOOK_DEBUG=1 shows the traceback)"),
+    ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "rm -rf \udcff"}'),
+     CLAUDE_DENIED, "input is not valid UTF-8 (byte 108)"),
+    ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "ls", "timeout": NaN}'),
+     CLAUDE_DENIED, "input is not valid JSON: NaN is not valid JSON"),
+    ("codex", crafted("codex", "PreToolUse", '["rm", "-rf", "x"]'),
+     CODEX_DENIED, "$.tool_input: expected an object, got an array"),
+    ("codex", crafted("codex", "PreToolUse", '{"command": %s}' % ("[" * 300 + "]" * 300)),
+     CODEX_DENIED, "input is nested deeper than 256 levels"),
+    ("codex", crafted("codex", "PostToolUse", '{"command": "ls", "x": Infinity}'),
+     {"continue": False, "stopReason": STOPPED},
+     "input is not valid JSON: Infinity is not valid JSON"),
+    ("claude-code", b'{"hook_event_name": "Stop", "last_assistant_message": ["x"]}',
+     {"continue": False, "stopReason": STOPPED},
+     "$.last_assistant_message: expected a string, got an array"),
+    ("gemini", b'{"hook_event_name": "BeforeTool", "tool_name": 7, "tool_input": {}}',
+     GEMINI_DENIED, "$.tool_name: expected a string, got an integer"),
+    ("gemini", crafted("gemini", "BeforeTool", '{"command": "ls", "is_background": -Infinity}'),
+     GEMINI_DENIED, "input is not valid JSON: -Infinity is not valid JSON"),
+    ("gemini", crafted("gemini", "AfterTool", '{"command": "\udcc3"}'),
+     {"continue": False, "stopReason": STOPPED}, "input is not valid UTF-8 (byte 113)"),
+])
+def test_adapt_crafted_events_get_the_fail_closed_answer(project, agent, stdin, expected, message):
+    # Never exit 1 (Claude Code and Qwen Code run the tool on it): the agent's deny before a
+    # tool, its stop after one, and what failed in the user's field only.
+    settings = capture_settings(project)
+    result = run_cli("adapt", agent, "--config", settings, stdin=stdin, cwd=project)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json == dict(expected, systemMessage="magihook: " + message)
+    assert not (project / "captured.jsonl").exists()
+
+
+def test_adapt_crafted_events_magihook_wraps_nothing_for_pass_through(project):
+    settings = capture_settings(project)
+    for stdin in (b'{"hook_event_name": "Notification", "x": NaN}',
+                  b'{"hook_event_name": "SessionStart", "x": "\xff"}'):
+        result = run_cli("adapt", "claude-code", "--config", settings, stdin=stdin, cwd=project)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+# -- Message hooks inside the agents --------------------------------------------------------------
+
+def claude_stop(project, event="Stop", **extra):
+    document = {"session_id": "abc123", "transcript_path": "/home/user/.claude/t.jsonl",
+                "cwd": str(project), "permission_mode": "default", "hook_event_name": event,
+                "stop_hook_active": False, "last_assistant_message": "All done."}
+    document.update(extra)
+    return document
+
+
+def codex_stop(project, **extra):
+    document = {"session_id": "0199a213", "turn_id": "turn-7", "transcript_path": None,
+                "cwd": str(project), "hook_event_name": "Stop", "model": "gpt-5-codex",
+                "permission_mode": "default", "stop_hook_active": False,
+                "last_assistant_message": "All done."}
+    document.update(extra)
+    return document
+
+
+def gemini_after_agent(project, **extra):
+    document = {"session_id": "gem-1", "transcript_path": "/home/user/.gemini/tmp/chat.json",
+                "cwd": str(project), "hook_event_name": "AfterAgent",
+                "timestamp": "2026-01-28T10:30:00Z", "prompt": "do it",
+                "prompt_response": "All done.", "stop_hook_active": False}
+    document.update(extra)
+    return document
+
+
+STOPS = [
+    ("claude-code", claude_stop),
+    ("claude-code", lambda p, **extra: claude_stop(p, "SubagentStop", agent_id="a1", **extra)),
+    ("codex", codex_stop),
+    ("gemini", gemini_after_agent),
+]
+
+
+@pytest.mark.parametrize("agent,stop", STOPS)
+def test_adapt_runs_after_assistant_hooks_on_the_final_message(project, agent, stop):
+    settings = capture_settings(project, "after_assistant")
+    for active in (False, True):  # another hook's continued turn ends with a new message
+        result = adapt(agent, project, stop(project, stop_hook_active=active), settings)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    records = captured(project)
+    assert len(records) == 2
+    assert records[0]["stdin"]["request"] == {"text": "All done."}
+    assert records[0]["stdin"]["tool"]["name"] == "assistant"
+    assert records[0]["stdin"]["phase"] == "after_assistant"
+
+
+@pytest.mark.parametrize("agent,stop", STOPS)
+def test_adapt_fail_on_the_final_message_ends_the_turn(project, agent, stop):
+    write_script(project, "fail.sh", FAILING)
+    settings = config(project, after_assistant=[{"label": "f", "command": "./fail.sh",
+                                                 "failure_policy": "fail"}])
+    result = adapt(agent, project, stop(project), settings)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json == {"continue": False, "stopReason": STOPPED}
+    broken = project / "broken.json"
+    broken.write_text("{")
+    result = adapt(agent, project, stop(project), str(broken))
+    assert (result.returncode, result.stderr) == (0, "")
+    answer = result.json
+    assert answer.pop("systemMessage").startswith("magihook: ")
+    assert answer == {"continue": False, "stopReason": STOPPED}
+
+
+@pytest.mark.parametrize("agent,stop", STOPS)
+def test_adapt_context_at_the_end_of_a_turn_is_recorded_not_delivered(project, agent, stop):
+    # Text added at a stop (additionalContext, decision block) makes the agent run one more
+    # model round: magihook never does it, so it never starts a loop.
+    write_script(project, "note.sh", "#!/bin/sh\ncat >/dev/null\nprintf '%s' "
+                 "'{\"context_items\": [{\"role\": \"user\", \"content\": \"note\"}]}'\n")
+    settings = config(project, after_assistant=[{"label": "n", "command": "./note.sh",
+                                                 "provider_context_injection": True}])
+    session = project / "s.jsonl"
+    result = adapt(agent, project, stop(project), settings, "--session", str(session))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    events = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [event["type"] for event in events] == [
+        "hook_lifecycle", "hook_lifecycle", "hook_context_injection"]
+    audit = events[-1]["payload"]
+    assert (audit["status"], audit["item_count"], audit["byte_count"]) == ("not_delivered", 1, 4)
+
+
+@pytest.mark.parametrize("agent,document", [
+    ("claude-code", lambda p: {k: v for k, v in claude_stop(p).items()
+                               if k != "last_assistant_message"}),
+    ("codex", lambda p: codex_stop(p, last_assistant_message=None)),
+])
+def test_adapt_a_stop_without_the_message_runs_nothing(project, agent, document):
+    settings = capture_settings(project, "after_assistant")
+    result = adapt(agent, project, document(project), settings)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert not (project / "captured.jsonl").exists()

@@ -120,11 +120,11 @@ def test_print_settings_counts_milliseconds_and_names_qwens_tools(project):
     result = run_cli("adapt", "qwen", "--print-settings", "--config", "settings.json", cwd=project)
     assert result.returncode == 0, result.stderr
     hooks = json.loads(result.stdout)["hooks"]
-    assert sorted(hooks) == ["PostToolUse", "PostToolUseFailure", "PreToolUse"]
-    for groups in hooks.values():
+    assert sorted(hooks) == ["PostToolUse", "PostToolUseFailure", "PreToolUse", "Stop"]
+    for event, groups in hooks.items():
         (group,) = groups
-        assert group["matcher"] == ("run_shell_command|read_file|write_file|edit|grep_search|glob|"
-                                    "agent")
+        assert group.get("matcher") == (None if event == "Stop" else (
+            "run_shell_command|read_file|write_file|edit|grep_search|glob|agent"))
         (handler,) = group["hooks"]
         assert (handler["type"], handler["timeout"]) == ("command", 600000)
         assert handler["command"].endswith(" adapt qwen --config " + settings)
@@ -144,3 +144,14 @@ def test_a_qwen_dialect_hook_gets_qwens_stdin_and_project_folder(project):
                                                        {"command": "ls", "timeout": 2000})
     assert seen["tool_response"] == {"llmContent": "a", "returnDisplay": "a"}
     assert seen["permission_mode"] == "yolo"
+
+
+def test_qwens_stop_runs_the_after_assistant_hooks_on_its_final_message(project):
+    settings = capture(project, "after_assistant")
+    stop = {"session_id": "s", "transcript_path": None, "cwd": str(project), "hook_event_name": "Stop",
+            "timestamp": "2026-12-03T15:15:10.929Z", "permission_mode": "yolo", "prompt_id": "p",
+            "stop_hook_active": False, "last_assistant_message": "All done.", "background_tasks": [],
+            "crons": [], "context_usage": 0.00005, "context_limit": 200000, "input_tokens": 10}
+    result = adapt("qwen", project, stop, settings)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert captured(project)[0]["stdin"]["payload"]["data"]["request"]["text"] == "All done."
