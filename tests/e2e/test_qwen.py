@@ -177,3 +177,17 @@ def test_fail_after_the_tool_withholds_its_output(qwen, project):
     assert run.tool_texts() == [STOPPED]  # stopReason replaces the output; the turn goes on
     assert_finished(run, 2)
     assert_nothing_leaked(run, project, "output-42")
+
+
+def test_stop_runs_the_after_assistant_hooks_on_the_final_message_and_starts_no_loop(qwen, project):
+    recorder = script(project, "recorder.sh", "#!/bin/sh\ncat > \"$(dirname \"$0\")/final.json\"\n")
+    wire(project, {"provider_context_injection": True, "after_assistant": [
+        {"label": "audit", "command": recorder, "payload": "full"},
+        {"label": "memory", "command": script(project, "memory-after.sh")}]})
+    run = go(qwen, project, [])
+    record = json.loads((project / "hooks" / "final.json").read_text())
+    assert (record["phase"], record["payload"]["data"]["request"]["text"]) == (
+        "after_assistant", FINAL_TEXT)
+    # A context item at a stop is not delivered: Qwen would run another model round for it.
+    assert_finished(run, 1)
+    assert "Relevant bounded memory" not in json.dumps([r.body for r in run.model.requests])
