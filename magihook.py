@@ -8060,6 +8060,13 @@ class QwenCode(ClaudeCode):
     project_dir_variables = ("QWEN_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
     imports_settings = False
 
+    def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+        if event_name in self.message_events:
+            # Qwen reads continue:false at Stop as "go on", its stopReason the next prompt
+            # (measured): the turn is ending anyway, so the answer says nothing to it.
+            return {}
+        return ClaudeCode.fail_answer(self, event_name, phase, reason)
+
     def settings_snippet(self, command: str) -> Dict[str, Any]:
         handler = {"type": "command", "command": command,
                    "timeout": _AGENT_HOOK_TIMEOUT_SECONDS * 1000}  # Qwen counts milliseconds

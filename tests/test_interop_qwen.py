@@ -155,3 +155,19 @@ def test_qwens_stop_runs_the_after_assistant_hooks_on_its_final_message(project)
     result = adapt("qwen", project, stop, settings)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     assert captured(project)[0]["stdin"]["payload"]["data"]["request"]["text"] == "All done."
+
+
+@pytest.mark.parametrize("settings_text", ['{"hooks": {"enabled": true, "timeout": 5}}', None])
+def test_a_fail_at_stop_says_nothing_to_qwen_which_would_read_a_stop_as_go_on(project, settings_text):
+    (project / "fail.sh").write_text("#!/bin/sh\ncat >/dev/null\nexit 1\n")
+    (project / "fail.sh").chmod(0o755)
+    settings = project / "s.json"
+    settings.write_text(settings_text or json.dumps({"hooks": {"enabled": True, "after_assistant": [
+        {"label": "strict", "command": "./fail.sh", "failure_policy": "fail"}]}}))
+    stop = {"session_id": "s", "cwd": str(project), "hook_event_name": "Stop",
+            "permission_mode": "yolo", "stop_hook_active": False, "last_assistant_message": "Done."}
+    result = adapt("qwen", project, stop, str(settings))
+    assert result.returncode == 0
+    got = json.loads(result.stdout) if result.stdout else {}
+    assert "continue" not in got and "decision" not in got
+    assert set(got) <= {"systemMessage"}
