@@ -4712,8 +4712,9 @@ def affected_paths(event: ToolEvent, payload_mode: str = "full") -> List[Dict[st
         # A patch names the files it adds, updates, moves to or deletes in its own header lines
         # (structured, like request.path): a write guard must see them.  The first ones only.
         # The format is Codex's apply_patch, which Interop also writes for other agents' edits.
+        # Each as the file it names, as adapt gives request.path (`<cwd>//src/x` is `src/x`).
         for path in _patch_files(patch, AFFECTED_PATHS_MAX_ENTRIES):
-            named.setdefault(path, "request.input")
+            named.setdefault(_relative_path(path, event.context["cwd"]), "request.input")
     entries: List[Dict[str, str]] = []
     for path, source in named.items():
         if not _is_contained_path(path, event.context["cwd"]):

@@ -345,6 +345,19 @@ def test_adapt_paths_reach_hooks_as_the_file_they_name(project, agent, stdin, to
         {"path": expected, "kind": "write_target", "source": "request.path"}]
 
 
+def test_adapt_patch_files_reach_affected_paths_as_the_files_they_name(project):
+    settings = capture_settings(project)
+    patch = ("*** Begin Patch\n*** Update File: %s//src/prod/a.yml\n@@\n-a\n+b\n"
+             "*** Add File: ./src//prod/b.yml\n+c\n*** End Patch\n" % project)
+    result = adapt("codex", project, codex_stdin(project, "apply_patch", {"command": patch}),
+                   settings)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    (record,) = captured(project)
+    assert record["stdin"]["affected_paths"] == [
+        {"path": "src/prod/a.yml", "kind": "write_target", "source": "request.input"},
+        {"path": "src/prod/b.yml", "kind": "write_target", "source": "request.input"}]
+
+
 def test_adapt_paths_keep_dot_dot_unresolved_and_only_drop_dots(project):
     settings = capture_settings(project)
     for sent in ("%s//sub/../x.txt" % project, "/etc//./passwd", ".//"):
