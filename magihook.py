@@ -8036,6 +8036,10 @@ def _copilot_result(tool: str, response: Any) -> Dict[str, Any]:
     return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
 
 
+# Qwen ends a shell result with its own lines (the command's output comes before them).
+_QWEN_SHELL_END = re.compile(r"\nExit Code: ([^\n]*)\nSignal: ([^\n]*)\nProcess Group PGID: [^\n]*\Z")
+
+
 @register_agent
 class QwenCode(ClaudeCode):
     """Qwen Code: Claude Code's events, fields and answers (exit 1 is fail-open, as in Claude
@@ -8074,11 +8078,14 @@ class QwenCode(ClaudeCode):
         return _hooks_snippet(self, handler)
 
     def result(self, tool: str, response: Any) -> Dict[str, Any]:
-        # A tool that failed comes as PostToolUseFailure: what PostToolUse reports succeeded.
-        if isinstance(response, dict) and isinstance(response.get("llmContent"), str):
-            return {"tool_name": tool, "success": True, "content": response["llmContent"],
-                    "metadata": {}}
-        return _agent_result(tool, response)
+        # A tool that failed comes as PostToolUseFailure (0.24): what PostToolUse reports
+        # succeeded, but for a shell command its closing lines say (0.15 sends a failed one here).
+        if not (isinstance(response, dict) and isinstance(response.get("llmContent"), str)):
+            return _agent_result(tool, response)
+        content = response["llmContent"]
+        status = _QWEN_SHELL_END.search(content) if tool == "bash" else None
+        success = status is None or (status.group(1) in ("0", "(none)") and status.group(2) == "(none)")
+        return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
 
     def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
                      cwd: str) -> Dict[str, Any]:

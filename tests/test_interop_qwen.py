@@ -67,6 +67,22 @@ def test_each_qwen_tool_reaches_hooks_in_magihooks_words(project, tool, tool_inp
      True, "Command: ls\nOutput: a\nExit Code: 0\nSignal: (none)"),
     ("PostToolUseFailure", {"error": "Command: ls\nExit Code: 3", "is_interrupt": False},
      False, "Command: ls\nExit Code: 3"),
+    # Qwen 0.15 hands a failed command to PostToolUse: its closing lines say it failed.
+    ("PostToolUse", {"tool_response": {"llmContent": "Command: x\nOutput: hi\nError: (none)\n"
+                                                     "Exit Code: 3\nSignal: (none)\n"
+                                                     "Process Group PGID: (none)"}},
+     False, "Command: x\nOutput: hi\nError: (none)\nExit Code: 3\nSignal: (none)\n"
+            "Process Group PGID: (none)"),
+    ("PostToolUse", {"tool_response": {"llmContent": "Output: Exit Code: 0\nExit Code: (none)\n"
+                                                     "Signal: 9\nProcess Group PGID: 12"}},
+     False, "Output: Exit Code: 0\nExit Code: (none)\nSignal: 9\nProcess Group PGID: 12"),
+    # An output line that looks like Qwen's is not read: only the closing three lines are.
+    ("PostToolUse", {"tool_response": {"llmContent": "Output: x\nExit Code: 1\nSignal: (none)\n"
+                                                     "Process Group PGID: (none)\nError: (none)\n"
+                                                     "Exit Code: 0\nSignal: (none)\n"
+                                                     "Process Group PGID: (none)"}},
+     True, "Output: x\nExit Code: 1\nSignal: (none)\nProcess Group PGID: (none)\nError: (none)\n"
+           "Exit Code: 0\nSignal: (none)\nProcess Group PGID: (none)"),
 ])
 def test_qwen_results_reach_after_hooks(project, event, extra, success, content):
     settings = capture(project, "after_tool")
