@@ -8038,6 +8038,7 @@ def _copilot_result(tool: str, response: Any) -> Dict[str, Any]:
 
 # Qwen ends a shell result with its own lines (the command's output comes before them).
 _QWEN_SHELL_END = re.compile(r"\nExit Code: ([^\n]*)\nSignal: ([^\n]*)\nProcess Group PGID: [^\n]*\Z")
+_QWEN_NO_STATUS = ("0", "(none)")  # an exit code or signal that says nothing went wrong (0.15: 0)
 
 
 @register_agent
@@ -8084,7 +8085,7 @@ class QwenCode(ClaudeCode):
             return _agent_result(tool, response)
         content = response["llmContent"]
         status = _QWEN_SHELL_END.search(content) if tool == "bash" else None
-        success = status is None or (status.group(1) in ("0", "(none)") and status.group(2) == "(none)")
+        success = status is None or (status.group(1) in _QWEN_NO_STATUS and status.group(2) in _QWEN_NO_STATUS)
         return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
 
     def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,

@@ -76,6 +76,9 @@ def test_each_qwen_tool_reaches_hooks_in_magihooks_words(project, tool, tool_inp
     ("PostToolUse", {"tool_response": {"llmContent": "Output: Exit Code: 0\nExit Code: (none)\n"
                                                      "Signal: 9\nProcess Group PGID: 12"}},
      False, "Output: Exit Code: 0\nExit Code: (none)\nSignal: 9\nProcess Group PGID: 12"),
+    ("PostToolUse", {"tool_response": {"llmContent": "Output: hi\nError: (none)\nExit Code: 0\n"
+                                                     "Signal: 0\nProcess Group PGID: 21515"}},
+     True, "Output: hi\nError: (none)\nExit Code: 0\nSignal: 0\nProcess Group PGID: 21515"),
     # An output line that looks like Qwen's is not read: only the closing three lines are.
     ("PostToolUse", {"tool_response": {"llmContent": "Output: x\nExit Code: 1\nSignal: (none)\n"
                                                      "Process Group PGID: (none)\nError: (none)\n"
