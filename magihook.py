@@ -4689,8 +4689,9 @@ class _SecondLook:
 
     def walk(self, redacted: Any, original: Any) -> Any:
         if isinstance(original, str):
-            if isinstance(redacted, dict) and redacted.get("kind") == "credential":
-                note_secret(self.found, original)             # summarized under a credential name
+            if (isinstance(redacted, dict) and redacted.get("kind") == "credential") or (
+                    redacted == REDACTION_MARKER != original):
+                note_secret(self.found, original)   # summarized, or marked whole, under a credential name
             elif isinstance(redacted, str) and redacted != original:
                 for secret in self.removed(original):
                     note_secret(self.found, secret)
@@ -4905,9 +4906,10 @@ def redact_tool_result(result: Any) -> Any:
     content and of every other string redacted, a value under a credential name redacted whole,
     and every copy of a secret so found redacted as well (the redacted-payload rules, without
     summaries: the model must read the rest)."""
-    removals: Dict[str, List[str]] = {}
-    redacted = _ResultRedactor(removals).tree(result)
-    return redact_second_look({"result": redacted}, {"result": result}, removals)["result"]
+    # The second look reads what went from each string itself (no removals given): a value
+    # _marked whole under a credential name is not in the walk's removals.
+    redacted = _ResultRedactor({}).tree(result)
+    return redact_second_look({"result": redacted}, {"result": result})["result"]
 
 
 def _holds_secret_value(value: Mapping[str, Any]) -> bool:
@@ -7310,6 +7312,8 @@ _REWRITE_FIELDS = MappingProxyType({
     "after": ("updatedToolOutput", "updatedMCPToolOutput", "tool_output"),
 })
 _DENY_DECISIONS = ("deny", "block", "ask")
+# The answer fields an agent with Agent.top_level_output reads outside hookSpecificOutput.
+_TOP_LEVEL_OUTPUT = ("permissionDecision", "permissionDecisionReason", "additionalContext")
 _AGENT_HOOK_TIMEOUT_SECONDS = 600
 _PATCH_BEGIN, _PATCH_END, _PATCH_UPDATE = "*** Begin Patch", "*** End Patch", "*** Update File: "
 
@@ -7348,7 +7352,7 @@ def adapt_event(
     if event_name in spoken.failed_tool_events:
         event["result"] = _agent_failure_result(row[1], document.get("error"))
     elif phase == "after_tool":
-        event["result"] = spoken.result(row[1], document.get("tool_response"))
+        event["result"] = spoken.result(row[1], document.get(spoken.tool_response_field))
     return phase, event
 
 
@@ -7919,7 +7923,7 @@ def dialect_document(dialect: str, event: ToolEvent) -> Dict[str, Any]:
     name, tool_input = _agent_tool_call(agent, event)
     document.update(tool_name=name, tool_input=tool_input, tool_use_id=event.call_id)
     if event.result is not None:
-        document["tool_response"] = agent.tool_response(event)
+        document[agent.tool_response_field] = agent.tool_response(event)
     return document
 
 
@@ -8043,11 +8047,13 @@ def _read_json_answer(hook: HookDefinition, event: ToolEvent, outcome: HookOutco
                                          exit_code=0, elapsed_ms=outcome.elapsed_ms), policy="fail")
     specific = answer.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
+    agent = AGENTS[hook.dialect]
+    if agent.top_level_output:
+        specific = dict(specific, **{key: answer[key] for key in _TOP_LEVEL_OUTPUT if key in answer})
     rewrites = _REWRITE_FIELDS["before_tool" if event.phase == "before_tool" else "after"]
     notes = tuple("ignored %s: hooks cannot rewrite tool %s" % (
         field, "arguments" if event.phase == "before_tool" else "results")
         for field in rewrites if field in specific)
-    agent = AGENTS[hook.dialect]
     field, decision, reason = _decision_fields(agent, event.phase, answer, specific)
     if decision in _DENY_DECISIONS:
         if agent.deny_needs_reason and not reason.strip():
@@ -8147,6 +8153,10 @@ class Agent:
     deny_needs_reason: Optional[bool] = None
     after_tool_deny_hides_result: Optional[bool] = None
     imports_settings: Optional[bool] = None  # `magihook import NAME` reads its settings file
+    # Where the stdin has the tool's result, and whether the agent reads an answer's decision
+    # and context at its top level too (not only in hookSpecificOutput).
+    tool_response_field = "tool_response"
+    top_level_output = False
 
     def deny_answer(self, event_name: str, reason: str) -> Dict[str, Any]:
         """The answer that refuses a tool call, `reason` for the model."""
@@ -8554,6 +8564,179 @@ class GeminiCli(Agent):
 
     def message_fields(self, text: str) -> Dict[str, Any]:
         return {"prompt": "", "prompt_response": text}
+
+
+# -- GitHub Copilot CLI and Qwen Code (measured: docs/interop.md) ---------------------------------
+
+# Copilot closes a shell result with its own line, and reports a non-zero exit as a success.
+_COPILOT_SHELL_EXIT = re.compile(r"<shellId: [^<>\n]{0,100} completed with exit code (-?[0-9]{1,9})>\s*\Z")
+
+
+@register_agent
+class CopilotCli(ClaudeCode):
+    """GitHub Copilot CLI through its PascalCase hook events: Claude Code's event, field and
+    tool names, Copilot's argument keys (`path`, `file_text`, `old_str`) and result
+    (`tool_result`); it reads a decision and context at the top level of an answer, ignores
+    `continue: false`, and replaces a tool's result with `modifiedResult`."""
+
+    name, title = "copilot", "GitHub Copilot CLI"
+    tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
+                                    "PostToolUseFailure": "after_tool"})
+    # Copilot's Stop carries no assistant message, so it is not wired; a dialect hook gets one.
+    message_events = MappingProxyType({"Stop": "after_assistant"})
+    failed_tool_events = frozenset(["PostToolUseFailure"])
+    tools: Tuple[ToolRow, ...] = (
+        ("Bash", "bash", {"command": "command"}),
+        ("Read", "read", {"path": "path"}),
+        ("Write", "write", {"path": "path", "file_text": "content"}),
+        ("Edit", "hash_edit", {"path": "path"}),
+        ("Grep", "ffgrep", {"pattern": "pattern", "glob": "glob"}),
+        ("Glob", "ffgrep", {"pattern": "glob"}),
+    )
+    millisecond_fields = frozenset()
+    context_fields = MappingProxyType({})
+    project_dir_variables = ()
+    after_tool_deny_hides_result = True  # decision block after a tool replaces its result
+    imports_settings = False
+    tool_response_field, top_level_output = "tool_result", True
+
+    def deny_answer(self, event_name: str, reason: str) -> Dict[str, Any]:
+        return {"permissionDecision": "deny", "permissionDecisionReason": reason}
+
+    def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+        if phase == "before_tool":  # Copilot ignores continue:false: the deny is what holds
+            return self.deny_answer(event_name, reason)
+        # The tool ran; the turn cannot be stopped from a tool hook, its output can be withheld.
+        return {"modifiedResult": {"resultType": "failure", "textResultForLlm": TURN_STOPPED_CONTENT}}
+
+    def context_answer(self, event_name: str, text: str) -> Dict[str, Any]:
+        return {"additionalContext": text}  # Copilot ignores hookSpecificOutput's
+
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        # modifiedResult replaces what the model reads (measured, 1.0.102); a failed tool's
+        # output was not shown to take it, so none is claimed there.
+        if event_name in self.failed_tool_events or not isinstance(redacted, dict):
+            return None
+        text = redacted.get("text_result_for_llm")
+        if not isinstance(text, str):
+            return None
+        return {"modifiedResult": {"resultType": redacted.get("result_type") or "success",
+                                   "textResultForLlm": text}}
+
+    def settings_snippet(self, command: str) -> Dict[str, Any]:
+        # A hooks file (.github/hooks/*.json): no tool matcher; timeoutSec in seconds, and a
+        # hook Copilot times out lets the call through, so it is magihook's longest.
+        handler = {"type": "command", "bash": command, "timeoutSec": _AGENT_HOOK_TIMEOUT_SECONDS}
+        return {"version": 1, "hooks": {event: [dict(handler)] for event in self.tool_events}}
+
+    def result(self, tool: str, response: Any) -> Dict[str, Any]:
+        return _copilot_result(tool, response)
+
+    def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
+                     cwd: str) -> Dict[str, Any]:
+        return {"input": patch_text(path if isinstance(path, str) else "",
+                                    [(raw.get("old_str"), raw.get("new_str"))])}
+
+    def edit_call(self, name: str, request: Mapping[str, Any],
+                  cwd: str) -> Tuple[str, Dict[str, Any]]:
+        name, tool_input = _old_new_edit_call(name, request, cwd, None, {})
+        keys = {"file_path": "path", "old_string": "old_str", "new_string": "new_str"}
+        return name, {keys.get(key, key): value for key, value in tool_input.items()}
+
+    def tool_response(self, event: ToolEvent) -> Any:
+        result = event.result or {}
+        return {"result_type": "failure" if result.get("success") is False else "success",
+                "text_result_for_llm": result.get("content")}
+
+    def dialect_fields(self, context: Mapping[str, Any]) -> Dict[str, Any]:
+        return {"timestamp": utc_timestamp()}
+
+
+def _copilot_result(tool: str, response: Any) -> Dict[str, Any]:
+    """Copilot's tool_result as a magihook result: `text_result_for_llm` as the content;
+    `success` from `result_type`, and for a shell command from Copilot's closing exit line."""
+    if not isinstance(response, dict) or not isinstance(response.get("text_result_for_llm"), str):
+        return _agent_result(tool, response)
+    content = response["text_result_for_llm"]
+    success = response.get("result_type") == "success"
+    if success and tool == "bash":
+        status = _COPILOT_SHELL_EXIT.search(content)
+        success = status is None or int(status.group(1)) == 0
+    return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
+
+
+# Qwen ends a shell result with its own lines (the command's output comes before them).
+_QWEN_SHELL_END = re.compile(r"\nExit Code: ([^\n]*)\nSignal: ([^\n]*)\nProcess Group PGID: [^\n]*\Z")
+_QWEN_NO_STATUS = ("0", "(none)")  # an exit code or signal that says nothing went wrong (0.15: 0)
+
+
+@register_agent
+class QwenCode(ClaudeCode):
+    """Qwen Code: Claude Code's events, fields and answers (exit 1 is fail-open, as in Claude
+    Code), its own tool ids, Gemini-style results (`llmContent`), timeouts in milliseconds."""
+
+    name, title = "qwen", "Qwen Code"
+    tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
+                                    "PostToolUseFailure": "after_tool"})
+    message_events = MappingProxyType({"Stop": "after_assistant"})
+    failed_tool_events = frozenset(["PostToolUseFailure"])
+    tools: Tuple[ToolRow, ...] = (
+        ("run_shell_command", "bash", {"command": "command", "timeout": "timeout",
+                                       "is_background": "run_in_background"}),
+        ("read_file", "read", {"file_path": "path", "offset": "offset", "limit": "limit"}),
+        ("write_file", "write", {"file_path": "path", "content": "content"}),
+        ("edit", "hash_edit", {"file_path": "path", "replace_all": "replace_all"}),
+        ("grep_search", "ffgrep", {"pattern": "pattern", "path": "path", "glob": "glob"}),
+        ("glob", "ffgrep", {"pattern": "glob", "path": "path"}),
+        ("agent", "parallel_subagents", {}),
+    )
+    millisecond_fields = frozenset([("run_shell_command", "timeout")])
+    context_fields = MappingProxyType({"permission_mode": "permission_mode"})
+    project_dir_variables = ("QWEN_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
+    imports_settings = False
+
+    def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
+        if event_name in self.message_events:
+            # Qwen reads continue:false at Stop as "go on", its stopReason the next prompt
+            # (measured): the turn is ending anyway, so the answer says nothing to it.
+            return {}
+        return ClaudeCode.fail_answer(self, event_name, phase, reason)
+
+    def redacted_output_answer(self, event_name: str, redacted: Any) -> Optional[Dict[str, Any]]:
+        # Qwen has no field that replaces an output; after a tool, continue:false's stopReason
+        # becomes the tool result and the turn goes on (measured, 0.24.4 and 0.15.10).  A failed
+        # tool's error was not shown to take it, so none is claimed there.
+        text = redacted.get("llmContent") if isinstance(redacted, dict) else None
+        if event_name in self.failed_tool_events or not isinstance(text, str):
+            return None
+        return {"continue": False, "stopReason": text}
+
+    def settings_snippet(self, command: str) -> Dict[str, Any]:
+        handler = {"type": "command", "command": command,
+                   "timeout": _AGENT_HOOK_TIMEOUT_SECONDS * 1000}  # Qwen counts milliseconds
+        return _hooks_snippet(self, handler)
+
+    def result(self, tool: str, response: Any) -> Dict[str, Any]:
+        # A tool that failed comes as PostToolUseFailure (0.24): what PostToolUse reports
+        # succeeded, but for a shell command its closing lines say (0.15 sends a failed one here).
+        if not (isinstance(response, dict) and isinstance(response.get("llmContent"), str)):
+            return _agent_result(tool, response)
+        content = response["llmContent"]
+        status = _QWEN_SHELL_END.search(content) if tool == "bash" else None
+        success = status is None or (status.group(1) in _QWEN_NO_STATUS and status.group(2) in _QWEN_NO_STATUS)
+        return {"tool_name": tool, "success": success, "content": content, "metadata": {}}
+
+    def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
+                     cwd: str) -> Dict[str, Any]:
+        return _old_new_edit_request([raw], path)
+
+    def edit_call(self, name: str, request: Mapping[str, Any],
+                  cwd: str) -> Tuple[str, Dict[str, Any]]:
+        return _old_new_edit_call(name, request, cwd, None, {"replace_all": request.get("replace_all")})
+
+    def tool_response(self, event: ToolEvent) -> Any:
+        content = (event.result or {}).get("content")
+        return {"llmContent": content, "returnDisplay": content}
 
 
 # The settings file's schema names the dialects, so it is built once the agents are registered.
@@ -10290,8 +10473,9 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
                         owns_process=_owns_process(options),
                         deliver_context=mapped[0] not in MESSAGE_PHASES)
-    replaced = (document.get("error" if event_name in agent_named(agent).failed_tool_events
-                             else "tool_response")
+    spoken = agent_named(agent)
+    replaced = (document.get("error" if event_name in spoken.failed_tool_events
+                             else spoken.tool_response_field)
                 if settings.redact_tool_output and mapped[0] == "after_tool" else None)
     return agent_answer(agent, result, event_name, replaced)
 

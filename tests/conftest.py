@@ -19,7 +19,8 @@ Which file tests which section of magihook.py (its docstring lists the 18):
     14. Display                                test_display
     15. Pipeline (the Python API)              test_api, test_run_core (failure policies),
                                                test_subagents, test_redact_output
-    16. Interop (other agents' protocols)      test_interop, test_interop_codex, test_interop_gemini
+    16. Interop (other agents' protocols)      test_interop, test_interop_codex, test_interop_gemini,
+                                               test_interop_copilot, test_interop_qwen
     17. Checks: doctor, init and test          test_firsthour
     18. CLI                                    test_cli, test_stream
 

@@ -453,7 +453,7 @@ def test_adapt_bad_input_and_usage_are_exit_2(project):
     assert missing.stderr == "magihook: $.hook_event_name: missing (expected a string)\n"
     agent = run_cli("adapt", "cursor", stdin=b"{}")
     assert (agent.returncode, agent.stderr) == (2, (
-        "magihook: unknown agent 'cursor': expected one of claude-code, codex, gemini "
+        "magihook: unknown agent 'cursor': expected one of claude-code, codex, gemini, copilot, qwen "
         "(see magihook --help)\n"))
     both = run_cli("adapt", "gemini", "--print-settings", "--session", "s.jsonl")
     assert both.stderr == "magihook: --print-settings takes no --session (see magihook --help)\n"
@@ -1419,12 +1419,13 @@ def test_a_new_agent_is_one_registered_class_and_everything_derives_from_it():
         "permission_decision, deny_needs_reason, after_tool_deny_hides_result, imports_settings, "
         "deny_answer, stop_answer, fail_answer, context_answer, allow_answer, settings_snippet, "
         "result, edit_request, edit_call, tool_response, dialect_fields, redacted_output_answer")
-    assert lines[1] == "['claude-code', 'codex', 'gemini', 'droid']"
-    assert lines[2] == ("['magihook', 'claude-code', 'codex', 'gemini', 'droid'] {'properties': "
-                        "{'dialect': {'enum': ['claude-code', 'codex', 'gemini', 'droid']}}, "
-                        "'required': ['dialect']}")
-    assert lines[3] == ("be the hook command of Claude Code, Codex, Gemini CLI or Factory Droid / "
-                        "adapt claude-code|codex|gemini|droid [--config PATH] [--session PATH]")
+    agents = "'claude-code', 'codex', 'gemini', 'copilot', 'qwen', 'droid'"
+    assert lines[1] == "[%s]" % agents
+    assert lines[2] == ("['magihook', %s] {'properties': {'dialect': {'enum': [%s]}}, "
+                        "'required': ['dialect']}" % (agents, agents))
+    assert lines[3] == ("be the hook command of Claude Code, Codex, Gemini CLI, GitHub Copilot CLI, "
+                        "Qwen Code or Factory Droid / adapt claude-code|codex|gemini|copilot|qwen|droid "
+                        "[--config PATH] [--session PATH]")
     group = [{"matcher": "Execute", "hooks": [
         {"type": "command", "command": "mh adapt droid", "timeout": 600}]}]
     assert json.loads(lines[4]) == {"hooks": {"PreToolUse": group, "PostToolUse": group,

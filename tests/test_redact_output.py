@@ -202,3 +202,29 @@ def test_gemini_reason_is_truncated_inside_the_wrapper():
         "characters not shown ...]\n</untrusted_context>")
     assert len(cut) < magihook.GEMINI_REASON_MAX_CHARS + 100
     assert magihook._gemini_truncated("short") == "short"
+
+
+def test_copilot_gets_a_modified_result_with_the_redacted_text(project):
+    # Copilot's PascalCase PostToolUse holds the output under tool_result (snake case); the
+    # answer that replaces it is modifiedResult (camel case).
+    response = {"result_type": "success", "text_result_for_llm": CONTENT}
+    got = adapt_answer(project, "copilot", agent_stdin(project, "PostToolUse", "Bash", {"command": "cat app.env"},
+                                                     tool_result=response))
+    assert got == {"modifiedResult": {"resultType": "success", "textResultForLlm": CONTENT.replace(
+        GITHUB, MARKER).replace(AWS_SECRET, MARKER)}}
+
+
+def test_qwen_gets_a_stop_reason_that_becomes_the_tool_result(project):
+    response = {"llmContent": CONTENT, "returnDisplay": CONTENT}
+    got = adapt_answer(project, "qwen", agent_stdin(project, "PostToolUse", "run_shell_command",
+                                                  {"command": "cat app.env"}, tool_response=response))
+    assert got == {"continue": False, "stopReason": CONTENT.replace(GITHUB, MARKER).replace(AWS_SECRET, MARKER)}
+
+
+@pytest.mark.parametrize("agent, title, tool", [("copilot", "GitHub Copilot CLI", "Bash"),
+                                                ("qwen", "Qwen Code", "run_shell_command")])
+def test_a_failed_tool_s_output_is_not_claimed_replaced_and_the_user_is_told(project, agent, title, tool):
+    got = adapt_answer(project, agent, agent_stdin(project, "PostToolUseFailure", tool, {"command": "x"},
+                                                 error="Exit code 1\n" + CONTENT))
+    assert got == {"systemMessage": "magihook: redact_tool_output: %s cannot replace this tool's "
+                                    "output, so the credentials in it were not redacted" % title}

@@ -26,7 +26,7 @@ TOOLS_ENUM = (
 )
 POLICY_ENUM = "must be one of 'ignore', 'warn', 'block', 'fail'"
 PAYLOAD_ENUM = "must be one of 'redacted', 'full'"
-DIALECT_ENUM = "must be one of 'magihook', 'claude-code', 'codex', 'gemini'"
+DIALECT_ENUM = "must be one of 'magihook', 'claude-code', 'codex', 'gemini', 'copilot', 'qwen'"
 AFTER_BLOCK = "'block' is only allowed for before_tool hooks"
 INHERITED_BLOCK = (
     "failure_policy 'block' is inherited from $.hooks.failure_policy and is only allowed for "

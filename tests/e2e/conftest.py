@@ -30,6 +30,8 @@ AGENTS: Dict[str, Tuple[str, str, str, str]] = {
     "claude-code": ("@anthropic-ai/claude-code", "2.1.332", "claude", "MAGIHOOK_E2E_CLAUDE_CODE"),
     "codex": ("@openai/codex", "0.171.0", "codex", "MAGIHOOK_E2E_CODEX"),
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini", "MAGIHOOK_E2E_GEMINI"),
+    "copilot": ("@github/copilot", "1.0.102", "copilot", "MAGIHOOK_E2E_COPILOT"),
+    "qwen": ("@qwen-code/qwen-code", "0.24.4", "qwen", "MAGIHOOK_E2E_QWEN"),
 }
 
 CACHE = Path(os.environ.get("MAGIHOOK_E2E_CACHE") or Path.home() / ".cache" / "magihook-e2e")
