@@ -1340,13 +1340,7 @@ def home_folder(env: Mapping[str, str]) -> Optional[str]:
     home = env.get("HOME") or ""
     if not os.path.isabs(home):
         return None
-    return _real_home(home)
-
-
-@functools.lru_cache(maxsize=8)
-def _real_home(home: str) -> str:
-    # Once a process (every call asks, up to three times): a home folder is not moved under a
-    # running agent, and realpath is an lstat a path component.
+    # Resolved at each ask, not cached: a host process must see a HOME link that moved.
     return os.path.realpath(home)
 
 
