@@ -42,7 +42,8 @@ import time
 from types import MappingProxyType
 
 # Annotations are for type checkers only (`from __future__ import annotations` keeps them as
-# strings): importing typing costs 3-10 ms of every call's start-up where site does not already.
+# strings): importing typing would add to every call's start-up where site has not imported it
+# already (bench/README.md, *Figures that comments used to carry*).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import select
@@ -89,7 +90,7 @@ __all__ = [
 def _record(cls: Any = None, *, frozen: bool = False) -> Any:
     """A small stand-in for `dataclasses.dataclass`: `__init__`, `__repr__`, `__eq__` (and,
     frozen, read-only fields and `__hash__`) from the class annotations, defaults from the class
-    body.  Importing dataclasses and generating its methods costs ~7 ms of every call's start-up.
+    body.  Importing dataclasses and generating its methods would add to every call's start-up.
     """
     def wrap(cls: Any) -> Any:
         names = tuple(cls.__dict__.get("__annotations__", {}))
@@ -358,8 +359,9 @@ PAYLOAD_REF_MAX_BYTES = 16 * 1024 * 1024
 EVENT_MAX_BYTES = 32 * 1024 * 1024
 EVENT_MAX_DEPTH = 256
 # Objects, arrays and their members: what a decoded event costs in memory is per value (a `{}` is
-# 3 bytes of input and ~70 of memory, twice with its redacted copy), so 32 MiB of tiny objects
-# would take gigabytes.  At this cap a worst-case event stays under 512 MiB (docs: reliability).
+# 3 bytes of input and a whole dict object in memory, twice with its redacted copy), so 32 MiB
+# of tiny objects would take gigabytes.  At this cap a worst-case event stays under 512 MiB
+# (docs: reliability).
 EVENT_MAX_VALUES = 1_000_000
 # CPython's own default bound on int() of a digit string; fixed here so that a huge integer in an
 # event is the same clear error on every version (and int parsing, quadratic, stays cheap).
@@ -487,7 +489,7 @@ class _RepeatedKey(ValueError):
 # the inherited settings (section 2's INHERITED_SETTINGS) put in by settings_schema().
 # schema_error() checks a settings document against it with one of two engines that must give
 # the SAME answer:
-#   - "jsonschema": the real library (imported lazily: it is optional and costs tens of ms);
+#   - "jsonschema": the real library (imported lazily: it is optional and slow to import);
 #   - "builtin": a tiny stdlib interpreter of exactly the keywords used below, which replays
 #     jsonschema's error order and best_match() relevance so a vendored copy without jsonschema
 #     reports the same (path, message).
@@ -2639,15 +2641,17 @@ def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str
 #      .netrc, query signatures) and repeated values (see their blocks).
 # Nothing else: no entropy guessing on bare strings, so hashes, UUIDs,
 # digests and integrity strings survive byte-for-byte.
-# Speed (bench/bench_redact.py): every regex starts with a literal, which
-# the engine finds with a tight C loop (~0.3 ms/MiB a pass) -- a character
-# set of several leads costs ~2.5 ms/MiB, a substring test with `in` ~0.5.
-# So there is one pass per lead and no substring pre-checks, except for a
-# one-character lead (`in` is then a memchr, ~0.01 ms/MiB): a pass whose
-# lead is absent is skipped.  Inside a pattern, cheap literal and
-# one-character checks come before lookarounds, an alternative starts with a
-# literal where it can (the engine then rejects it with one compare), and
-# what Python would reject anyway is rejected in the regex.  What reaches
+# Speed (bench/bench_redact.py; the scan costs are in bench/README.md,
+# *Figures that comments used to carry*): every regex starts with a literal,
+# which the engine finds with a tight C loop -- a character set of several
+# leads is scanned character by character, and a substring test with `in`
+# costs about a pass.  So there is one pass per lead and no substring
+# pre-checks, except for a one-character lead (`in` is then a memchr, far
+# cheaper than a pass): a pass whose lead is absent is skipped.  Inside a
+# pattern, cheap literal and one-character checks come before lookarounds,
+# an alternative starts with a literal where it can (the engine then
+# rejects it with one compare), and what Python would reject anyway is
+# rejected in the regex.  What reaches
 # Python is mostly names that recur line after line: their judgements are
 # remembered by their context.  Passes are independent: one pass's
 # match never hides another pass's token.  Which pattern runs is decided by
@@ -2803,7 +2807,7 @@ _key_word_re = _lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 def _key_words(key: str) -> Tuple[str, ...]:
     if key.isascii() and key.islower() and key.replace("_", "").isalpha():
-        # path, call_id: what _key_word_re finds, without compiling it (~0.3 ms a process).
+        # path, call_id: what _key_word_re finds, without compiling it (most processes never do).
         return tuple(word for word in key.split("_") if word)
     return tuple(w.lower() for w in _key_word_re().findall(key))
 
@@ -2862,7 +2866,7 @@ def is_credential_key(key: object) -> bool:
 # -- 9.2 Rule table -------------------------------------------------------------------------------
 #
 # Vendor token formats are DATA: TOKEN_RULES below, one TokenRule a line, grouped by lead when the
-# module loads (a literal table costs a fraction of a millisecond to load from bytecode).  A rule
+# module loads (a literal table loads from bytecode; bench/README.md has its cost).  A rule
 # says its literal PREFIXES, its SHAPE after the prefix (literal strings and runs of an alphabet:
 # (alphabet, fewest, most)), a positive EXAMPLE and a NEAR_MISS (tests/test_redaction_rules.py
 # walks the table: every example redacted, every near miss kept), and where needed: a CHECKSUM
@@ -3259,8 +3263,8 @@ def _suffix_guard(befores: Sequence[str], lead: str) -> Tuple[str, str]:
 
 def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
     """The regex of RULES, which share LEAD.  A pattern that starts with one literal character
-    is scanned for in a tight C loop, several times faster than the character-set scan of a
-    single regex with several leads."""
+    is scanned for in a tight C loop, where a single regex with several leads is scanned
+    character by character."""
     groups: Dict[str, List[TokenRule]] = {}
     for rule in rules:
         groups.setdefault(_rule_kind(rule), []).append(rule)
@@ -3682,8 +3686,8 @@ def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
 # Runs on the lower-cased text.  Each stem is led by a letter of it (k, w, c,
 # h, b, d, or the "_" of DB_PASS), and the stems of one lead form one regex:
 # a pattern that starts with one literal character is found by a tight C
-# loop, several times faster than a character-set scan, so seven passes cost
-# less than one pass over all leads.  Common non-credential words are excluded
+# loop, where a character-set scan reads character by character, so seven
+# passes cost less than one pass over all leads.  Common non-credential words are excluded
 # right there (tokens, tokenizer, author, keyboard, a bare "key") so they never
 # reach Python.  What follows: the rest of the name, an optional closing
 # quote of a quoted key, a separator (= : => := ; not == or ::), a value.
@@ -3736,7 +3740,7 @@ def _tail_lookbehinds() -> str:
 def _possessive(run: str, name: str) -> str:
     """RUN (a character set and its bounds) taken whole and never given back.  re reads `+`
     after a repeat from Python 3.11 on; before, a lookahead that captures the run and a
-    backreference that consumes it match the same, a little slower."""
+    backreference that consumes it match the same (two steps where 3.11 takes one)."""
     if sys.version_info >= (3, 11):
         return run + "+"
     else:  # a branch, not an early return: a checker on 3.11+ skips it instead of calling it unreachable
@@ -3799,8 +3803,8 @@ def _value_re() -> re.Pattern[str]:
 @functools.lru_cache(maxsize=1)
 def _name_candidate_re() -> re.Pattern[str]:
     # How every match of a lead's pattern starts (a stem, the rest of the name, a separator),
-    # for all leads in one small regex: a short text runs, and compiles (~3 ms a lead), only
-    # the leads whose pattern can match it.  A lookahead, so no candidate hides another.
+    # for all leads in one small regex: a short text runs, and compiles, only the leads whose
+    # pattern can match it.  A lookahead, so no candidate hides another.
     return re.compile(r"(?=(?:%s)%s[a-z0-9_.-]{0,48}%s)" % ("|".join(_NAME_STEMS), _NAME_NEXT, _NAME_SEPARATOR))
 
 
@@ -3819,10 +3823,11 @@ def _stem_literals() -> Mapping[str, Tuple[str, ...]]:
 
 
 def _named_leads_in(low: str) -> Sequence[str]:
-    # A lead's pattern costs ~1 ms to compile: a text shorter than _PICK_TEXT compiles only the
-    # leads whose stem literals it holds (a page of output rarely holds "dsn" or "bearer"), and
-    # a short one (a label, a path, a description) only those whose names it holds, found by
-    # one small regex.  A long one, as _leads_in.
+    # A lead's pattern is costly to compile (bench/README.md, *What a first call compiles*): a
+    # text shorter than _PICK_TEXT compiles only the leads whose stem literals it holds (a page
+    # of output rarely holds "dsn" or "bearer"), and a short one (a label, a path, a
+    # description) only those whose names it holds, found by one small regex.  A long one, as
+    # _leads_in.
     if len(low) >= _PICK_TEXT:
         return _leads_in(low, _named_leads())
     literals = _stem_literals()
@@ -3834,7 +3839,7 @@ def _named_leads_in(low: str) -> Sequence[str]:
 
 
 # Each lead has two patterns.  The name alone, after which _value_re reads the value (one value
-# pattern for every lead: a few times quicker to compile).  And the name with its value, which
+# pattern for every lead, compiled once instead of once a lead).  And the name with its value, which
 # rejects a name with no secret after it (`token = self.refresh()`) without a return to Python:
 # a text of _FULL_TEXT characters or more runs it, as the names such a text holds repay its
 # compiling (bench/README.md, *Redaction as plain data*); a shorter one runs the name alone.
@@ -4131,7 +4136,7 @@ def _lowered(text: str) -> str:
     with the original text and [a-z] on the copy means [A-Za-z] on the text."""
     if text.isascii():
         return text.lower()
-    # str.lower() is ~8x slower on a text with one non-ASCII character (an em dash), and some
+    # str.lower() takes a slower path on a text with one non-ASCII character (an em dash), and some
     # letters change length or become ASCII (the Kelvin sign becomes "k").  So ASCII chunks are
     # lowered as they are, and the others as UTF-16 code units by bytes.lower(), which lowers
     # only ASCII bytes: no unit of another character becomes ASCII, a space or a surrogate.
@@ -4350,7 +4355,7 @@ _FLAG_COMMAND_LITERALS = {"p": ("sshpass", "login", "mongo"), "w": ("ldap",),
 
 def _flag_command_on_line(text: str, m: re.Match[str], held: Dict[str, bool]) -> bool:
     """Whether the line before the flag M holds one of its commands.  A command regex starts
-    with \\b, so the engine tries every position of the line (~8 us for 400 characters): the
+    with \\b, so the engine tries every position of the line, where a literal is a memchr: the
     literals it needs are looked for first, in TEXT once (HELD, per flag), then in the line."""
     flag = m.group("flag")
     literals = _FLAG_COMMAND_LITERALS[flag]
@@ -4767,7 +4772,7 @@ def sanitize_message(text: object, limit: int = 300) -> str:
     # starts inside the kept part is still whole when redacted.
     text = text[:limit + 32768]
     # Every escape sequence starts with ESC or CSI, and printable ASCII holds no character the
-    # table drops: most messages compile and build neither (~0.3 ms a process).
+    # table drops: most messages compile and build neither (most processes never need them).
     if "\x1b" in text or "\x9b" in text:
         text = _ansi_re().sub("", text)
     if not (text.isascii() and text.isprintable()):
@@ -4810,7 +4815,7 @@ def redact_tree(value: Any, removals: Optional[Dict[str, List[str]]] = None) -> 
 
 
 # Distinct keys, and short strings, whose judgement one walk remembers: a big result repeats
-# its keys (and often its values) millions of times, and each judgement costs microseconds.
+# its keys (and often its values) millions of times, and each judgement is a regex pass or more.
 _TREE_MEMO_ENTRIES = 65536
 _TREE_MEMO_CHARS = 256
 
@@ -5155,7 +5160,8 @@ def _write_spill_file(data: bytes) -> Optional[Tuple[str, Dict[str, Any]]]:
 def _make_spill_folder() -> Optional[str]:
     """A fresh private (0700) folder for a payload_ref file, or None if none can be made.
 
-    As tempfile.mkdtemp makes it, without importing tempfile and shutil (~9 ms a call) unless the
+    As tempfile.mkdtemp makes it, without importing tempfile and shutil (a cost every call would
+    pay) unless the
     first place fails.  The name says whose it is, so that once its owner is gone (a SIGKILL runs
     no cleanup) the next magihook can sweep it (sweep_payload_folders)."""
     tag = _spill_tag()
@@ -5362,7 +5368,7 @@ def sweep_payload_folders() -> int:
 
 
 def _temporary_directory() -> str:
-    """Where tempfile.mkdtemp makes folders, without importing tempfile (~6 ms) on the hot path:
+    """Where tempfile.mkdtemp makes folders, without importing tempfile on the hot path:
     tempfile.tempdir when a host set it, else the first of $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp,
     /usr/tmp that is a directory."""
     chosen = getattr(sys.modules.get("tempfile"), "tempdir", None)
@@ -5975,7 +5981,8 @@ def _kill_session(sid: int) -> None:
     signalled through a pidfd after its session is checked again, so a pid reused between the
     listing and the kill is not hit.  A member forked meanwhile is found by the next pass.  The
     hook's own group is skipped: the group kill before this ended all of it at once (a process
-    with a SIGKILL pending forks no more).  One pass over /proc is ~2 ms with 100 processes.
+    with a SIGKILL pending forks no more).  A pass reads the whole process table, so it runs
+    only when a hook is ended (bench/README.md, *Other costs measured in this release*).
     """
     signalled: set = set()
     for _ in range(SESSION_KILL_PASSES):
@@ -7021,10 +7028,10 @@ def _run_phase(
     on_failure: Optional[Callable[[HookDefinition, HookOutcome], None]] = None,
 ) -> PhaseResult:
     """run_phase for an event known to be plain JSON (decode_event's output): the CLI skips the
-    API's walk over the whole event, which costs seconds on a 32 MiB one.  `owns_process`: see
-    start_hook; `on_failure`: see PhaseRun.  `deliver_context` false: no context item reaches
-    the provider (an agent's end-of-turn event), so valid items are audited as `not_delivered`
-    and not returned."""
+    API's walk over the whole event, which grows with the event (up to EVENT_MAX_VALUES).
+    `owns_process`: see start_hook; `on_failure`: see PhaseRun.  `deliver_context` false: no
+    context item reaches the provider (an agent's end-of-turn event), so valid items are audited
+    as `not_delivered` and not returned."""
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
@@ -10908,7 +10915,8 @@ def console_main() -> None:
     """The `magihook` command (console script, `python -m magihook`, `python magihook.py`):
     main(), then exit at once.  By then every hook group is ended, every pipe and file closed
     and every payload_ref folder removed; the interpreter's teardown, which frees every module
-    object one by one, would only add milliseconds to every call.  A host calls main() instead.
+    object one by one, would only add to every call (bench/README.md, *Two decisions behind
+    the start-up figures*).  A host calls main() instead.
     """
     code = _main(None, owns_process=True)
     for stream in (sys.stdout, sys.stderr):
