@@ -9271,8 +9271,8 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
     findings = report.findings
     findings += ["settings: " + notice for notice in settings.notices]
     if settings.untrusted is not None:
-        findings.append("settings: this project file %s: none of its hooks runs and before_tool "
-                        "calls it hooks are blocked; review it, then run `magihook trust`"
+        findings.append("settings: this project file %s: none of its hooks runs, and a before_tool "
+                        "call one of them would match is blocked; review it, then run `magihook trust`"
                         % settings.untrusted)
     hooks = [hook for phase in PHASES for hook in settings.hooks_for(phase)]
     if hooks and not settings.enabled:
