@@ -7072,14 +7072,15 @@ def writes_a_marker(event: ToolEvent) -> bool:
         line.startswith("+") and REDACTION_MARKER in line for line in new.split("\n"))
 
 
-_SWEPT: List[bool] = []  # the magihook command sweeps once, before its first hook
+_payload_folders_swept = False  # the magihook command sweeps once, before its first hook
 
 
 def _sweep_once() -> None:
     """The command's sweep of payload_ref folders left by a SIGKILLed magihook: once a process
     (a --stream runs many calls), and only where hooks run (an inert call stays cheap)."""
-    if not _SWEPT:
-        _SWEPT.append(True)
+    global _payload_folders_swept
+    if not _payload_folders_swept:
+        _payload_folders_swept = True
         sweep_payload_folders()
 
 
