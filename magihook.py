@@ -87,7 +87,7 @@ __all__ = [
 # 1. Helpers
 # =================================================================================================
 
-def _record(cls: Any = None, *, frozen: bool = False) -> Any:
+def _data_class(cls: Any = None, *, frozen: bool = False) -> Any:
     """A small stand-in for `dataclasses.dataclass`: `__init__`, `__repr__`, `__eq__` (and,
     frozen, read-only fields and `__hash__`) from the class annotations, defaults from the class
     body.  Importing dataclasses and generating its methods would add to every call's start-up.
@@ -120,7 +120,7 @@ def _record(cls: Any = None, *, frozen: bool = False) -> Any:
             return all(getattr(self, name) == getattr(other, name) for name in names)
 
         cls.__init__, cls.__repr__, cls.__eq__ = __init__, __repr__, __eq__
-        cls.__record_fields__ = names
+        cls.__data_fields__ = names
         if frozen:
             def __setattr__(self: Any, name: str, value: Any) -> None:
                 raise FrozenInstanceError("cannot assign to field %r" % name)
@@ -138,20 +138,20 @@ def _record(cls: Any = None, *, frozen: bool = False) -> Any:
 
 
 def _replace_fields(instance: Any, **changes: Any) -> Any:
-    """A copy of a record with some fields changed (`dataclasses.replace`)."""
-    values = {name: getattr(instance, name) for name in type(instance).__record_fields__}
+    """A copy of a data class instance with some fields changed (`dataclasses.replace`)."""
+    values = {name: getattr(instance, name) for name in type(instance).__data_fields__}
     values.update(changes)
     return type(instance)(**values)
 
 
-# A checker cannot see the fields `_record` makes; it knows the dataclass it stands in for, so it
-# checks every record's construction and `replace_fields` call against that (the run time keeps
-# the stand-in: dataclasses is off the `run` path).
+# A checker cannot see the fields `_data_class` makes; it knows the dataclass it stands in for, so
+# it checks every data class's construction and `replace_fields` call against that (the run time
+# keeps the stand-in: dataclasses is off the `run` path).
 if TYPE_CHECKING:
-    from dataclasses import dataclass as record
+    from dataclasses import dataclass as data_class
     from dataclasses import replace as replace_fields
 else:
-    record, replace_fields = _record, _replace_fields
+    data_class, replace_fields = _data_class, _replace_fields
 
 
 def json_type(value: Any) -> str:
@@ -277,7 +277,7 @@ BUILTIN_TOOLS = (
 )
 TOOL_ALIASES = MappingProxyType({"shell": "bash"})
 
-@record(frozen=True)
+@data_class(frozen=True)
 class InheritedSetting:
     """One global `hooks` setting that a hook definition inherits when it does not set it: a row
     of INHERITED_SETTINGS, from which the schema, the defaults and the settings documents come."""
@@ -468,7 +468,7 @@ class HookNotStarted(MagihookError):
 # bad output instead.
 
 class FrozenInstanceError(AttributeError):
-    """Assignment to a field of a frozen record."""
+    """Assignment to a field of a frozen data class."""
 
 
 class _DuplicateKey(ValueError):
@@ -1249,7 +1249,7 @@ _KEYWORD_CHECKS = {
 # 5. Settings: loading
 # =================================================================================================
 
-@record(frozen=True)
+@data_class(frozen=True)
 class HookDefinition:
     """One hook with every inherited value filled in."""
 
@@ -1281,14 +1281,14 @@ class HookDefinition:
         return self.provider_context_injection and self.phase in AFTER_PHASES
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class InjectedContentDisplay:
     show_in_transcript: bool = False
     show_in_activity_tree: bool = False
     style: str = "content"
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class Settings:
     """Validated settings.  `Settings()` is the inert default: no file, hooks disabled."""
 
@@ -2107,7 +2107,7 @@ def _file_identity(path: Optional[str]) -> Optional[Tuple[int, ...]]:
 # 6. Input events
 # =================================================================================================
 
-@record(frozen=True)
+@data_class(frozen=True)
 class ToolEvent:
     """One validated input event: a tool call (before/after) or a message (after_*)."""
 
@@ -5031,7 +5031,7 @@ def payload_envelope(
     return envelope
 
 
-@record
+@data_class
 class PreparedPayload:
     """Hook stdin bytes, and the payload_ref folder to remove once the hook has ended."""
 
@@ -5391,7 +5391,7 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # 11. Process runner
 # =================================================================================================
 
-@record(frozen=True)
+@data_class(frozen=True)
 class HookOutcome:
     """How one hook process ended.  `category` is None on success, else one of
     FAILURE_CATEGORIES."""
@@ -5404,7 +5404,7 @@ class HookOutcome:
     elapsed_ms: int = 0
 
 
-@record
+@data_class
 class HookProcess:
     """A started hook: its pid, which is also its process group id, and our ends of its pipes.
 
@@ -6134,7 +6134,7 @@ _DELIVERY_STATUSES = ("success", "not_delivered")
 JSON_WHITESPACE = " \t\n\r"
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class Injection:
     """The validated outcome of one injecting hook: an audit status and its accepted items."""
 
@@ -6617,7 +6617,7 @@ class LiveRows:
 
 # -- Replay: rows from a session file -------------------------------------------------------------
 
-@record
+@data_class
 class Replay:
     """The rows of one session file, and how many lines of it were used or skipped."""
 
@@ -8003,7 +8003,7 @@ def _claude_tool_response(event: ToolEvent) -> Dict[str, Any]:
     return response
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class DialectAnswer:
     """A dialect hook's answer in magihook's terms.
 
@@ -8765,7 +8765,7 @@ _IMPORT_DROPPED_KEYS = MappingProxyType({
 })
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class ImportOptions:
     """Where `import` may write the scripts it generates (None: it writes none and reports the
     command instead), and the folder `${CLAUDE_PLUGIN_ROOT}` names (a plugin's hooks.json)."""
@@ -9535,7 +9535,7 @@ CASE_KEYS = ("name", "phase", "event", "expect")
 EXPECT_KEYS = ("verdict", "context_items")
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class HookCase:
     name: str
     phase: str
@@ -9850,7 +9850,7 @@ exit codes: 0
 """
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class CommandHelp:
     """One command's help: a block of COMMAND_HELP, read."""
 
