@@ -4630,7 +4630,7 @@ def note_secret(found: Dict[str, None], value: object) -> None:
         found[value.strip()] = None
 
 
-def redact_recording(text: str, removals: Dict[str, List[str]]) -> str:
+def redact_noting_removals(text: str, removals: Dict[str, List[str]]) -> str:
     """redact_credentials(TEXT), the substrings that went kept in REMOVALS under TEXT (when any
     did): what redact_second_look reads for it."""
     redacted, removed = _redaction(text)
@@ -4809,7 +4809,7 @@ def redact_tree(value: Any, removals: Optional[Dict[str, List[str]]] = None) -> 
     A credential can also hide in data shaped as a name and a value: `{"name": "API_KEY",
     "value": ...}` (env lists) and `["--password", ...]` (argv lists); those values are
     summarized too.  REMOVALS, when given, gets what went from each string that changed, by the
-    string (redact_recording): what redact_second_look looks for elsewhere in the payload.
+    string (redact_noting_removals): what redact_second_look looks for elsewhere in the payload.
     """
     return _TreeRedactor({} if removals is None else removals).tree(value)
 
@@ -4841,10 +4841,10 @@ class _TreeRedactor:
 
     def text(self, text: str) -> str:
         if len(text) > _TREE_MEMO_CHARS:
-            return redact_recording(text, self.removals)
+            return redact_noting_removals(text, self.removals)
         redacted = self.strings.get(text)
         if redacted is None:
-            redacted = redact_recording(text, self.removals)
+            redacted = redact_noting_removals(text, self.removals)
             if len(self.strings) < _TREE_MEMO_ENTRIES:
                 self.strings[text] = redacted
         return redacted
@@ -4941,7 +4941,7 @@ def redact_request(request: Mapping[str, Any], phase: str,
                    removals: Optional[Dict[str, List[str]]] = None) -> Dict[str, Any]:
     if phase in MESSAGE_PHASES:
         # A message is the payload: its text is kept, only credentials inside it go.
-        return {"text": redact_recording(request["text"], {} if removals is None else removals)}
+        return {"text": redact_noting_removals(request["text"], {} if removals is None else removals)}
     redacted: Dict[str, Any] = redact_tree(request, removals)  # a decoded JSON object: it copies a dict as a dict
     return redacted
 
@@ -6944,7 +6944,8 @@ class PhaseRun:
             self.bodies[hook.payload] = _bodies_json(hook, event)
         return prepare_payload(hook, event, bodies_json=self.bodies[hook.payload])
 
-    def record(self, kind: str, payload: Mapping[str, Any]) -> None:
+    def add_record(self, kind: str, payload: Mapping[str, Any]) -> None:
+        """A session record of KIND: into the result's events, and appended to the session file."""
         event = session_event(kind, payload)
         self.events.append(event)
         if self.session is not None:
@@ -6969,7 +6970,7 @@ class PhaseRun:
     def lifecycle(self, hook: HookDefinition, event: ToolEvent, status: str,
                   outcome: Optional[HookOutcome] = None) -> None:
         payload = lifecycle_payload(hook, event, status, outcome)
-        self.record("hook_lifecycle", payload)
+        self.add_record("hook_lifecycle", payload)
         if self.settings.show_in_tui:
             self.show([lifecycle_row(payload)])
 
@@ -6981,7 +6982,7 @@ class PhaseRun:
                  outcome: HookOutcome, note: str) -> None:
         """A fixed-text note about a hook that did not fail (a dialect answer field ignored)."""
         payload = dict(lifecycle_payload(hook, event, status, outcome), message=note)
-        self.record("hook_diagnostic", payload)
+        self.add_record("hook_diagnostic", payload)
         self.warnings.append(sanitize_message(
             "%s: %s" % (hook_subject(hook, event.tool_name), note), 400))
 
@@ -7129,7 +7130,7 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
             if injection.items and not run.deliver_context:
                 injection = Injection("not_delivered", injection.items, injection.byte_count)
             audit = injection_audit_payload(hook, event, injection)
-            run.record("hook_context_injection", audit)
+            run.add_record("hook_context_injection", audit)
             if outcome.category is None and injection.status not in _DELIVERY_STATUSES and (
                     hook.failure_policy == "warn"):
                 run.warnings.append(injection_warning(hook, event, injection))
@@ -7141,7 +7142,7 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
             return verdict
     for hook, items in pending:
         for index, item in enumerate(items):
-            run.record("provider_context_item", context_item_payload(hook, event, index, item))
+            run.add_record("provider_context_item", context_item_payload(hook, event, index, item))
             run.context_items.append(dict(item))
     return verdict
 
@@ -7186,7 +7187,7 @@ def _record_interrupted(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
     by = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
     outcome = HookOutcome(CATEGORY_RUNNER, "hook was ended: magihook was interrupted by %s" % by,
                           elapsed_ms=_elapsed_ms(begun))
-    run.record("hook_lifecycle", lifecycle_payload(hook, event, "failed", outcome))
+    run.add_record("hook_lifecycle", lifecycle_payload(hook, event, "failed", outcome))
 
 
 def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
@@ -7249,7 +7250,7 @@ def _refuse_untrusted(run: PhaseRun, hooks: Sequence[HookDefinition], event: Too
     outcome = HookOutcome(CATEGORY_RUNNER, UNTRUSTED_MESSAGE, elapsed_ms=0)
     for hook in hooks:
         hook = replace_fields(hook, failure_policy="block" if verdict == "block" else "warn")
-        run.record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
+        run.add_record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
     run.warnings.append(untrusted_warning(run.settings, event, verdict))
     return verdict
 
@@ -7260,7 +7261,7 @@ def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
     policy = hook.failure_policy
     if policy == "ignore":
         return "continue"
-    run.record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
+    run.add_record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
     if policy == "warn":
         run.warnings.append(failure_warning(hook, event, outcome))
         return "continue"
