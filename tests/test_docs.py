@@ -5,7 +5,9 @@ that holds a copy of examples/ (so `cd examples` works) and an empty HOME; `magi
 this checkout's module.  Each block must exit 0.  A block that starts with ``#!`` is a hook
 script: it is written to the path its second line names and run as a hook.  Install commands
 are not run here (they need the network and a fresh venv): `.ci/run` runs each of them, and this
-test pins that the README's are exactly those.
+test pins that the README's are exactly those.  A ```json block that is magihook settings is
+validated, and its hooks run on sample calls with the verdicts EXAMPLE_HOOKS gives.  A document
+without such a block is no test case.
 """
 
 from __future__ import annotations
@@ -114,8 +116,7 @@ def test_every_sh_block_runs_as_shown(document, sandbox):
             assert done.returncode == 0, "%s:%d exit %d\n%s%s" % (
                 document.name, line, done.returncode, done.stdout[-2000:], done.stderr[-2000:])
         ran += 1
-    if document == ROOT / "README.md":
-        assert ran >= 5
+    assert ran >= (5 if document == ROOT / "README.md" else 1)  # not only install blocks
 
 
 def run_hook_script(block: str, work: Path, env: dict) -> None:
