@@ -42,7 +42,8 @@ import time
 from types import MappingProxyType
 
 # Annotations are for type checkers only (`from __future__ import annotations` keeps them as
-# strings): importing typing costs 3-10 ms of every call's start-up where site does not already.
+# strings): importing typing would add to every call's start-up where site has not imported it
+# already (bench/README.md, *Figures that comments used to carry*).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import select
@@ -86,10 +87,10 @@ __all__ = [
 # 1. Helpers
 # =================================================================================================
 
-def _record(cls: Any = None, *, frozen: bool = False) -> Any:
+def _data_class(cls: Any = None, *, frozen: bool = False) -> Any:
     """A small stand-in for `dataclasses.dataclass`: `__init__`, `__repr__`, `__eq__` (and,
     frozen, read-only fields and `__hash__`) from the class annotations, defaults from the class
-    body.  Importing dataclasses and generating its methods costs ~7 ms of every call's start-up.
+    body.  Importing dataclasses and generating its methods would add to every call's start-up.
     """
     def wrap(cls: Any) -> Any:
         names = tuple(cls.__dict__.get("__annotations__", {}))
@@ -119,7 +120,7 @@ def _record(cls: Any = None, *, frozen: bool = False) -> Any:
             return all(getattr(self, name) == getattr(other, name) for name in names)
 
         cls.__init__, cls.__repr__, cls.__eq__ = __init__, __repr__, __eq__
-        cls.__record_fields__ = names
+        cls.__data_fields__ = names
         if frozen:
             def __setattr__(self: Any, name: str, value: Any) -> None:
                 raise FrozenInstanceError("cannot assign to field %r" % name)
@@ -137,20 +138,20 @@ def _record(cls: Any = None, *, frozen: bool = False) -> Any:
 
 
 def _replace_fields(instance: Any, **changes: Any) -> Any:
-    """A copy of a record with some fields changed (`dataclasses.replace`)."""
-    values = {name: getattr(instance, name) for name in type(instance).__record_fields__}
+    """A copy of a data class instance with some fields changed (`dataclasses.replace`)."""
+    values = {name: getattr(instance, name) for name in type(instance).__data_fields__}
     values.update(changes)
     return type(instance)(**values)
 
 
-# A checker cannot see the fields `_record` makes; it knows the dataclass it stands in for, so it
-# checks every record's construction and `replace_fields` call against that (the run time keeps
-# the stand-in: dataclasses is off the `run` path).
+# A checker cannot see the fields `_data_class` makes; it knows the dataclass it stands in for, so
+# it checks every data class's construction and `replace_fields` call against that (the run time
+# keeps the stand-in: dataclasses is off the `run` path).
 if TYPE_CHECKING:
-    from dataclasses import dataclass as record
+    from dataclasses import dataclass as data_class
     from dataclasses import replace as replace_fields
 else:
-    record, replace_fields = _record, _replace_fields
+    data_class, replace_fields = _data_class, _replace_fields
 
 
 def json_type(value: Any) -> str:
@@ -276,7 +277,7 @@ BUILTIN_TOOLS = (
 )
 TOOL_ALIASES = MappingProxyType({"shell": "bash"})
 
-@record(frozen=True)
+@data_class(frozen=True)
 class InheritedSetting:
     """One global `hooks` setting that a hook definition inherits when it does not set it: a row
     of INHERITED_SETTINGS, from which the schema, the defaults and the settings documents come."""
@@ -358,8 +359,9 @@ PAYLOAD_REF_MAX_BYTES = 16 * 1024 * 1024
 EVENT_MAX_BYTES = 32 * 1024 * 1024
 EVENT_MAX_DEPTH = 256
 # Objects, arrays and their members: what a decoded event costs in memory is per value (a `{}` is
-# 3 bytes of input and ~70 of memory, twice with its redacted copy), so 32 MiB of tiny objects
-# would take gigabytes.  At this cap a worst-case event stays under 512 MiB (docs: reliability).
+# 3 bytes of input and a whole dict object in memory, twice with its redacted copy), so 32 MiB
+# of tiny objects would take gigabytes.  At this cap a worst-case event stays under 512 MiB
+# (docs: reliability).
 EVENT_MAX_VALUES = 1_000_000
 # CPython's own default bound on int() of a digit string; fixed here so that a huge integer in an
 # event is the same clear error on every version (and int parsing, quadratic, stays cheap).
@@ -466,7 +468,7 @@ class HookNotStarted(MagihookError):
 # bad output instead.
 
 class FrozenInstanceError(AttributeError):
-    """Assignment to a field of a frozen record."""
+    """Assignment to a field of a frozen data class."""
 
 
 class _DuplicateKey(ValueError):
@@ -487,7 +489,7 @@ class _RepeatedKey(ValueError):
 # the inherited settings (section 2's INHERITED_SETTINGS) put in by settings_schema().
 # schema_error() checks a settings document against it with one of two engines that must give
 # the SAME answer:
-#   - "jsonschema": the real library (imported lazily: it is optional and costs tens of ms);
+#   - "jsonschema": the real library (imported lazily: it is optional and slow to import);
 #   - "builtin": a tiny stdlib interpreter of exactly the keywords used below, which replays
 #     jsonschema's error order and best_match() relevance so a vendored copy without jsonschema
 #     reports the same (path, message).
@@ -1247,7 +1249,7 @@ _KEYWORD_CHECKS = {
 # 5. Settings: loading
 # =================================================================================================
 
-@record(frozen=True)
+@data_class(frozen=True)
 class HookDefinition:
     """One hook with every inherited value filled in."""
 
@@ -1279,14 +1281,14 @@ class HookDefinition:
         return self.provider_context_injection and self.phase in AFTER_PHASES
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class InjectedContentDisplay:
     show_in_transcript: bool = False
     show_in_activity_tree: bool = False
     style: str = "content"
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class Settings:
     """Validated settings.  `Settings()` is the inert default: no file, hooks disabled."""
 
@@ -2099,7 +2101,7 @@ def _file_identity(path: Optional[str]) -> Optional[Tuple[int, ...]]:
 # 6. Input events
 # =================================================================================================
 
-@record(frozen=True)
+@data_class(frozen=True)
 class ToolEvent:
     """One validated input event: a tool call (before/after) or a message (after_*)."""
 
@@ -2633,15 +2635,17 @@ def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str
 #      .netrc, query signatures) and repeated values (see their blocks).
 # Nothing else: no entropy guessing on bare strings, so hashes, UUIDs,
 # digests and integrity strings survive byte-for-byte.
-# Speed (bench/bench_redact.py): every regex starts with a literal, which
-# the engine finds with a tight C loop (~0.3 ms/MiB a pass) -- a character
-# set of several leads costs ~2.5 ms/MiB, a substring test with `in` ~0.5.
-# So there is one pass per lead and no substring pre-checks, except for a
-# one-character lead (`in` is then a memchr, ~0.01 ms/MiB): a pass whose
-# lead is absent is skipped.  Inside a pattern, cheap literal and
-# one-character checks come before lookarounds, an alternative starts with a
-# literal where it can (the engine then rejects it with one compare), and
-# what Python would reject anyway is rejected in the regex.  What reaches
+# Speed (bench/bench_redact.py; the scan costs are in bench/README.md,
+# *Figures that comments used to carry*): every regex starts with a literal,
+# which the engine finds with a tight C loop -- a character set of several
+# leads is scanned character by character, and a substring test with `in`
+# costs about a pass.  So there is one pass per lead and no substring
+# pre-checks, except for a one-character lead (`in` is then a memchr, far
+# cheaper than a pass): a pass whose lead is absent is skipped.  Inside a
+# pattern, cheap literal and one-character checks come before lookarounds,
+# an alternative starts with a literal where it can (the engine then
+# rejects it with one compare), and what Python would reject anyway is
+# rejected in the regex.  What reaches
 # Python is mostly names that recur line after line: their judgements are
 # remembered by their context.  Passes are independent: one pass's
 # match never hides another pass's token.  Which pattern runs is decided by
@@ -2797,7 +2801,7 @@ _key_word_re = _lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 def _key_words(key: str) -> Tuple[str, ...]:
     if key.isascii() and key.islower() and key.replace("_", "").isalpha():
-        # path, call_id: what _key_word_re finds, without compiling it (~0.3 ms a process).
+        # path, call_id: what _key_word_re finds, without compiling it (most processes never do).
         return tuple(word for word in key.split("_") if word)
     return tuple(w.lower() for w in _key_word_re().findall(key))
 
@@ -2856,7 +2860,7 @@ def is_credential_key(key: object) -> bool:
 # -- 9.2 Rule table -------------------------------------------------------------------------------
 #
 # Vendor token formats are DATA: TOKEN_RULES below, one TokenRule a line, grouped by lead when the
-# module loads (a literal table costs a fraction of a millisecond to load from bytecode).  A rule
+# module loads (a literal table loads from bytecode; bench/README.md has its cost).  A rule
 # says its literal PREFIXES, its SHAPE after the prefix (literal strings and runs of an alphabet:
 # (alphabet, fewest, most)), a positive EXAMPLE and a NEAR_MISS (tests/test_redaction_rules.py
 # walks the table: every example redacted, every near miss kept), and where needed: a CHECKSUM
@@ -3253,8 +3257,8 @@ def _suffix_guard(befores: Sequence[str], lead: str) -> Tuple[str, str]:
 
 def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
     """The regex of RULES, which share LEAD.  A pattern that starts with one literal character
-    is scanned for in a tight C loop, several times faster than the character-set scan of a
-    single regex with several leads."""
+    is scanned for in a tight C loop, where a single regex with several leads is scanned
+    character by character."""
     groups: Dict[str, List[TokenRule]] = {}
     for rule in rules:
         groups.setdefault(_rule_kind(rule), []).append(rule)
@@ -3676,8 +3680,8 @@ def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
 # Runs on the lower-cased text.  Each stem is led by a letter of it (k, w, c,
 # h, b, d, or the "_" of DB_PASS), and the stems of one lead form one regex:
 # a pattern that starts with one literal character is found by a tight C
-# loop, several times faster than a character-set scan, so seven passes cost
-# less than one pass over all leads.  Common non-credential words are excluded
+# loop, where a character-set scan reads character by character, so seven
+# passes cost less than one pass over all leads.  Common non-credential words are excluded
 # right there (tokens, tokenizer, author, keyboard, a bare "key") so they never
 # reach Python.  What follows: the rest of the name, an optional closing
 # quote of a quoted key, a separator (= : => := ; not == or ::), a value.
@@ -3730,7 +3734,7 @@ def _tail_lookbehinds() -> str:
 def _possessive(run: str, name: str) -> str:
     """RUN (a character set and its bounds) taken whole and never given back.  re reads `+`
     after a repeat from Python 3.11 on; before, a lookahead that captures the run and a
-    backreference that consumes it match the same, a little slower."""
+    backreference that consumes it match the same (two steps where 3.11 takes one)."""
     if sys.version_info >= (3, 11):
         return run + "+"
     else:  # a branch, not an early return: a checker on 3.11+ skips it instead of calling it unreachable
@@ -3793,8 +3797,8 @@ def _value_re() -> re.Pattern[str]:
 @functools.lru_cache(maxsize=1)
 def _name_candidate_re() -> re.Pattern[str]:
     # How every match of a lead's pattern starts (a stem, the rest of the name, a separator),
-    # for all leads in one small regex: a short text runs, and compiles (~3 ms a lead), only
-    # the leads whose pattern can match it.  A lookahead, so no candidate hides another.
+    # for all leads in one small regex: a short text runs, and compiles, only the leads whose
+    # pattern can match it.  A lookahead, so no candidate hides another.
     return re.compile(r"(?=(?:%s)%s[a-z0-9_.-]{0,48}%s)" % ("|".join(_NAME_STEMS), _NAME_NEXT, _NAME_SEPARATOR))
 
 
@@ -3813,10 +3817,11 @@ def _stem_literals() -> Mapping[str, Tuple[str, ...]]:
 
 
 def _named_leads_in(low: str) -> Sequence[str]:
-    # A lead's pattern costs ~1 ms to compile: a text shorter than _PICK_TEXT compiles only the
-    # leads whose stem literals it holds (a page of output rarely holds "dsn" or "bearer"), and
-    # a short one (a label, a path, a description) only those whose names it holds, found by
-    # one small regex.  A long one, as _leads_in.
+    # A lead's pattern is costly to compile (bench/README.md, *What a first call compiles*): a
+    # text shorter than _PICK_TEXT compiles only the leads whose stem literals it holds (a page
+    # of output rarely holds "dsn" or "bearer"), and a short one (a label, a path, a
+    # description) only those whose names it holds, found by one small regex.  A long one, as
+    # _leads_in.
     if len(low) >= _PICK_TEXT:
         return _leads_in(low, _named_leads())
     literals = _stem_literals()
@@ -3828,7 +3833,7 @@ def _named_leads_in(low: str) -> Sequence[str]:
 
 
 # Each lead has two patterns.  The name alone, after which _value_re reads the value (one value
-# pattern for every lead: a few times quicker to compile).  And the name with its value, which
+# pattern for every lead, compiled once instead of once a lead).  And the name with its value, which
 # rejects a name with no secret after it (`token = self.refresh()`) without a return to Python:
 # a text of _FULL_TEXT characters or more runs it, as the names such a text holds repay its
 # compiling (bench/README.md, *Redaction as plain data*); a shorter one runs the name alone.
@@ -4125,7 +4130,7 @@ def _lowered(text: str) -> str:
     with the original text and [a-z] on the copy means [A-Za-z] on the text."""
     if text.isascii():
         return text.lower()
-    # str.lower() is ~8x slower on a text with one non-ASCII character (an em dash), and some
+    # str.lower() takes a slower path on a text with one non-ASCII character (an em dash), and some
     # letters change length or become ASCII (the Kelvin sign becomes "k").  So ASCII chunks are
     # lowered as they are, and the others as UTF-16 code units by bytes.lower(), which lowers
     # only ASCII bytes: no unit of another character becomes ASCII, a space or a surrogate.
@@ -4344,7 +4349,7 @@ _FLAG_COMMAND_LITERALS = {"p": ("sshpass", "login", "mongo"), "w": ("ldap",),
 
 def _flag_command_on_line(text: str, m: re.Match[str], held: Dict[str, bool]) -> bool:
     """Whether the line before the flag M holds one of its commands.  A command regex starts
-    with \\b, so the engine tries every position of the line (~8 us for 400 characters): the
+    with \\b, so the engine tries every position of the line, where a literal is a memchr: the
     literals it needs are looked for first, in TEXT once (HELD, per flag), then in the line."""
     flag = m.group("flag")
     literals = _FLAG_COMMAND_LITERALS[flag]
@@ -4619,7 +4624,7 @@ def note_secret(found: Dict[str, None], value: object) -> None:
         found[value.strip()] = None
 
 
-def redact_recording(text: str, removals: Dict[str, List[str]]) -> str:
+def redact_noting_removals(text: str, removals: Dict[str, List[str]]) -> str:
     """redact_credentials(TEXT), the substrings that went kept in REMOVALS under TEXT (when any
     did): what redact_second_look reads for it."""
     redacted, removed = _redaction(text)
@@ -4761,7 +4766,7 @@ def sanitize_message(text: object, limit: int = 300) -> str:
     # starts inside the kept part is still whole when redacted.
     text = text[:limit + 32768]
     # Every escape sequence starts with ESC or CSI, and printable ASCII holds no character the
-    # table drops: most messages compile and build neither (~0.3 ms a process).
+    # table drops: most messages compile and build neither (most processes never need them).
     if "\x1b" in text or "\x9b" in text:
         text = _ansi_re().sub("", text)
     if not (text.isascii() and text.isprintable()):
@@ -4798,13 +4803,13 @@ def redact_tree(value: Any, removals: Optional[Dict[str, List[str]]] = None) -> 
     A credential can also hide in data shaped as a name and a value: `{"name": "API_KEY",
     "value": ...}` (env lists) and `["--password", ...]` (argv lists); those values are
     summarized too.  REMOVALS, when given, gets what went from each string that changed, by the
-    string (redact_recording): what redact_second_look looks for elsewhere in the payload.
+    string (redact_noting_removals): what redact_second_look looks for elsewhere in the payload.
     """
     return _TreeRedactor({} if removals is None else removals).tree(value)
 
 
 # Distinct keys, and short strings, whose judgement one walk remembers: a big result repeats
-# its keys (and often its values) millions of times, and each judgement costs microseconds.
+# its keys (and often its values) millions of times, and each judgement is a regex pass or more.
 _TREE_MEMO_ENTRIES = 65536
 _TREE_MEMO_CHARS = 256
 
@@ -4830,10 +4835,10 @@ class _TreeRedactor:
 
     def text(self, text: str) -> str:
         if len(text) > _TREE_MEMO_CHARS:
-            return redact_recording(text, self.removals)
+            return redact_noting_removals(text, self.removals)
         redacted = self.strings.get(text)
         if redacted is None:
-            redacted = redact_recording(text, self.removals)
+            redacted = redact_noting_removals(text, self.removals)
             if len(self.strings) < _TREE_MEMO_ENTRIES:
                 self.strings[text] = redacted
         return redacted
@@ -4930,7 +4935,7 @@ def redact_request(request: Mapping[str, Any], phase: str,
                    removals: Optional[Dict[str, List[str]]] = None) -> Dict[str, Any]:
     if phase in MESSAGE_PHASES:
         # A message is the payload: its text is kept, only credentials inside it go.
-        return {"text": redact_recording(request["text"], {} if removals is None else removals)}
+        return {"text": redact_noting_removals(request["text"], {} if removals is None else removals)}
     redacted: Dict[str, Any] = redact_tree(request, removals)  # a decoded JSON object: it copies a dict as a dict
     return redacted
 
@@ -5020,7 +5025,7 @@ def payload_envelope(
     return envelope
 
 
-@record
+@data_class
 class PreparedPayload:
     """Hook stdin bytes, and the payload_ref folder to remove once the hook has ended."""
 
@@ -5149,7 +5154,8 @@ def _write_spill_file(data: bytes) -> Optional[Tuple[str, Dict[str, Any]]]:
 def _make_spill_folder() -> Optional[str]:
     """A fresh private (0700) folder for a payload_ref file, or None if none can be made.
 
-    As tempfile.mkdtemp makes it, without importing tempfile and shutil (~9 ms a call) unless the
+    As tempfile.mkdtemp makes it, without importing tempfile and shutil (a cost every call would
+    pay) unless the
     first place fails.  The name says whose it is, so that once its owner is gone (a SIGKILL runs
     no cleanup) the next magihook can sweep it (sweep_payload_folders)."""
     tag = _spill_tag()
@@ -5356,7 +5362,7 @@ def sweep_payload_folders() -> int:
 
 
 def _temporary_directory() -> str:
-    """Where tempfile.mkdtemp makes folders, without importing tempfile (~6 ms) on the hot path:
+    """Where tempfile.mkdtemp makes folders, without importing tempfile on the hot path:
     tempfile.tempdir when a host set it, else the first of $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp,
     /usr/tmp that is a directory."""
     chosen = getattr(sys.modules.get("tempfile"), "tempdir", None)
@@ -5379,7 +5385,7 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # 11. Process runner
 # =================================================================================================
 
-@record(frozen=True)
+@data_class(frozen=True)
 class HookOutcome:
     """How one hook process ended.  `category` is None on success, else one of
     FAILURE_CATEGORIES."""
@@ -5392,7 +5398,7 @@ class HookOutcome:
     elapsed_ms: int = 0
 
 
-@record
+@data_class
 class HookProcess:
     """A started hook: its pid, which is also its process group id, and our ends of its pipes.
 
@@ -5969,7 +5975,8 @@ def _kill_session(sid: int) -> None:
     signalled through a pidfd after its session is checked again, so a pid reused between the
     listing and the kill is not hit.  A member forked meanwhile is found by the next pass.  The
     hook's own group is skipped: the group kill before this ended all of it at once (a process
-    with a SIGKILL pending forks no more).  One pass over /proc is ~2 ms with 100 processes.
+    with a SIGKILL pending forks no more).  A pass reads the whole process table, so it runs
+    only when a hook is ended (bench/README.md, *Other costs measured in this release*).
     """
     signalled: set = set()
     for _ in range(SESSION_KILL_PASSES):
@@ -6121,7 +6128,7 @@ _DELIVERY_STATUSES = ("success", "not_delivered")
 JSON_WHITESPACE = " \t\n\r"
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class Injection:
     """The validated outcome of one injecting hook: an audit status and its accepted items."""
 
@@ -6604,7 +6611,7 @@ class LiveRows:
 
 # -- Replay: rows from a session file -------------------------------------------------------------
 
-@record
+@data_class
 class Replay:
     """The rows of one session file, and how many lines of it were used or skipped."""
 
@@ -6931,7 +6938,8 @@ class PhaseRun:
             self.bodies[hook.payload] = _bodies_json(hook, event)
         return prepare_payload(hook, event, bodies_json=self.bodies[hook.payload])
 
-    def record(self, kind: str, payload: Mapping[str, Any]) -> None:
+    def add_record(self, kind: str, payload: Mapping[str, Any]) -> None:
+        """A session record of KIND: into the result's events, and appended to the session file."""
         event = session_event(kind, payload)
         self.events.append(event)
         if self.session is not None:
@@ -6956,7 +6964,7 @@ class PhaseRun:
     def lifecycle(self, hook: HookDefinition, event: ToolEvent, status: str,
                   outcome: Optional[HookOutcome] = None) -> None:
         payload = lifecycle_payload(hook, event, status, outcome)
-        self.record("hook_lifecycle", payload)
+        self.add_record("hook_lifecycle", payload)
         if self.settings.show_in_tui:
             self.show([lifecycle_row(payload)])
 
@@ -6968,7 +6976,7 @@ class PhaseRun:
                  outcome: HookOutcome, note: str) -> None:
         """A fixed-text note about a hook that did not fail (a dialect answer field ignored)."""
         payload = dict(lifecycle_payload(hook, event, status, outcome), message=note)
-        self.record("hook_diagnostic", payload)
+        self.add_record("hook_diagnostic", payload)
         self.warnings.append(sanitize_message(
             "%s: %s" % (hook_subject(hook, event.tool_name), note), 400))
 
@@ -7015,10 +7023,10 @@ def _run_phase(
     on_failure: Optional[Callable[[HookDefinition, HookOutcome], None]] = None,
 ) -> PhaseResult:
     """run_phase for an event known to be plain JSON (decode_event's output): the CLI skips the
-    API's walk over the whole event, which costs seconds on a 32 MiB one.  `owns_process`: see
-    start_hook; `on_failure`: see PhaseRun.  `deliver_context` false: no context item reaches
-    the provider (an agent's end-of-turn event), so valid items are audited as `not_delivered`
-    and not returned."""
+    API's walk over the whole event, which grows with the event (up to EVENT_MAX_VALUES).
+    `owns_process`: see start_hook; `on_failure`: see PhaseRun.  `deliver_context` false: no
+    context item reaches the provider (an agent's end-of-turn event), so valid items are audited
+    as `not_delivered` and not returned."""
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
@@ -7059,14 +7067,15 @@ def writes_a_marker(event: ToolEvent) -> bool:
         line.startswith("+") and REDACTION_MARKER in line for line in new.split("\n"))
 
 
-_SWEPT: List[bool] = []  # the magihook command sweeps once, before its first hook
+_payload_folders_swept = False  # the magihook command sweeps once, before its first hook
 
 
 def _sweep_once() -> None:
     """The command's sweep of payload_ref folders left by a SIGKILLed magihook: once a process
     (a --stream runs many calls), and only where hooks run (an inert call stays cheap)."""
-    if not _SWEPT:
-        _SWEPT.append(True)
+    global _payload_folders_swept
+    if not _payload_folders_swept:
+        _payload_folders_swept = True
         sweep_payload_folders()
 
 
@@ -7115,7 +7124,7 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
             if injection.items and not run.deliver_context:
                 injection = Injection("not_delivered", injection.items, injection.byte_count)
             audit = injection_audit_payload(hook, event, injection)
-            run.record("hook_context_injection", audit)
+            run.add_record("hook_context_injection", audit)
             if outcome.category is None and injection.status not in _DELIVERY_STATUSES and (
                     hook.failure_policy == "warn"):
                 run.warnings.append(injection_warning(hook, event, injection))
@@ -7127,7 +7136,7 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
             return verdict
     for hook, items in pending:
         for index, item in enumerate(items):
-            run.record("provider_context_item", context_item_payload(hook, event, index, item))
+            run.add_record("provider_context_item", context_item_payload(hook, event, index, item))
             run.context_items.append(dict(item))
     return verdict
 
@@ -7172,7 +7181,7 @@ def _record_interrupted(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
     by = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
     outcome = HookOutcome(CATEGORY_RUNNER, "hook was ended: magihook was interrupted by %s" % by,
                           elapsed_ms=_elapsed_ms(begun))
-    run.record("hook_lifecycle", lifecycle_payload(hook, event, "failed", outcome))
+    run.add_record("hook_lifecycle", lifecycle_payload(hook, event, "failed", outcome))
 
 
 def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
@@ -7235,7 +7244,7 @@ def _refuse_untrusted(run: PhaseRun, hooks: Sequence[HookDefinition], event: Too
     outcome = HookOutcome(CATEGORY_RUNNER, UNTRUSTED_MESSAGE, elapsed_ms=0)
     for hook in hooks:
         hook = replace_fields(hook, failure_policy="block" if verdict == "block" else "warn")
-        run.record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
+        run.add_record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
     run.warnings.append(untrusted_warning(run.settings, event, verdict))
     return verdict
 
@@ -7246,7 +7255,7 @@ def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
     policy = hook.failure_policy
     if policy == "ignore":
         return "continue"
-    run.record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
+    run.add_record("hook_diagnostic", lifecycle_payload(hook, event, "failed", outcome))
     if policy == "warn":
         run.warnings.append(failure_warning(hook, event, outcome))
         return "continue"
@@ -7989,7 +7998,7 @@ def _claude_tool_response(event: ToolEvent) -> Dict[str, Any]:
     return response
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class DialectAnswer:
     """A dialect hook's answer in magihook's terms.
 
@@ -8751,7 +8760,7 @@ _IMPORT_DROPPED_KEYS = MappingProxyType({
 })
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class ImportOptions:
     """Where `import` may write the scripts it generates (None: it writes none and reports the
     command instead), and the folder `${CLAUDE_PLUGIN_ROOT}` names (a plugin's hooks.json)."""
@@ -9258,8 +9267,8 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
     findings = report.findings
     findings += ["settings: " + notice for notice in settings.notices]
     if settings.untrusted is not None:
-        findings.append("settings: this project file %s: none of its hooks runs and before_tool "
-                        "calls it hooks are blocked; review it, then run `magihook trust`"
+        findings.append("settings: this project file %s: none of its hooks runs, and a before_tool "
+                        "call one of them would match is blocked; review it, then run `magihook trust`"
                         % settings.untrusted)
     hooks = [hook for phase in PHASES for hook in settings.hooks_for(phase)]
     if hooks and not settings.enabled:
@@ -9521,7 +9530,7 @@ CASE_KEYS = ("name", "phase", "event", "expect")
 EXPECT_KEYS = ("verdict", "context_items")
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class HookCase:
     name: str
     phase: str
@@ -9836,7 +9845,7 @@ exit codes: 0
 """
 
 
-@record(frozen=True)
+@data_class(frozen=True)
 class CommandHelp:
     """One command's help: a block of COMMAND_HELP, read."""
 
@@ -10902,7 +10911,8 @@ def console_main() -> None:
     """The `magihook` command (console script, `python -m magihook`, `python magihook.py`):
     main(), then exit at once.  By then every hook group is ended, every pipe and file closed
     and every payload_ref folder removed; the interpreter's teardown, which frees every module
-    object one by one, would only add milliseconds to every call.  A host calls main() instead.
+    object one by one, would only add to every call (bench/README.md, *Two decisions behind
+    the start-up figures*).  A host calls main() instead.
     """
     code = _main(None, owns_process=True)
     for stream in (sys.stdout, sys.stderr):

@@ -5,7 +5,9 @@ that holds a copy of examples/ (so `cd examples` works) and an empty HOME; `magi
 this checkout's module.  Each block must exit 0.  A block that starts with ``#!`` is a hook
 script: it is written to the path its second line names and run as a hook.  Install commands
 are not run here (they need the network and a fresh venv): `.ci/run` runs each of them, and this
-test pins that the README's are exactly those.
+test pins that the README's are exactly those.  A ```json block that is magihook settings is
+validated, and its hooks run on sample calls with the verdicts EXAMPLE_HOOKS gives.  A document
+without such a block is no test case.
 """
 
 from __future__ import annotations
@@ -87,7 +89,20 @@ def test_the_first_command_blocks_the_example_and_leaves_you_at_the_root(sandbox
     assert lines[1:] == ["exit 3", str(work)]
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def documents_with(blocks):
+    """The DOCUMENTS that hold at least one of BLOCKS (a document without is no test case)."""
+    return [document for document in DOCUMENTS if any(True for _ in blocks(document))]
+
+
+def doc_id(document: Path) -> str:
+    return str(document.relative_to(ROOT))
+
+
+def test_the_readme_has_command_blocks():
+    assert ROOT / "README.md" in documents_with(sh_blocks)
+
+
+@pytest.mark.parametrize("document", documents_with(sh_blocks), ids=doc_id)
 def test_every_sh_block_runs_as_shown(document, sandbox):
     work, env = sandbox
     ran = 0
@@ -101,8 +116,7 @@ def test_every_sh_block_runs_as_shown(document, sandbox):
             assert done.returncode == 0, "%s:%d exit %d\n%s%s" % (
                 document.name, line, done.returncode, done.stdout[-2000:], done.stderr[-2000:])
         ran += 1
-    if document == ROOT / "README.md":
-        assert ran >= 5
+    assert ran >= (5 if document == ROOT / "README.md" else 1)  # not only install blocks
 
 
 def run_hook_script(block: str, work: Path, env: dict) -> None:
@@ -150,13 +164,80 @@ def settings_blocks(path: Path):
             yield text[:match.start()].count("\n") + 1, match.group(3)
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_settings_example_is_valid_and_runs_its_hooks(document, sandbox):
-    """A settings example validates with no note: it is not inert (hooks.enabled) as shown."""
+def settings_examples():
+    """(document, line, block) for every settings example of DOCUMENTS, one test case each."""
+    return [(document, line, block) for document in DOCUMENTS for line, block in settings_blocks(document)]
+
+
+# What each settings example's hooks do, by label: the sample calls (a bash command) and the
+# verdict each gets.  A hook's script is the document's own `#!` block that names its path, else
+# the stand-in here.  An example whose hook is missing from this table fails, as does a stale entry.
+CLAUDE_GUARD = """#!/usr/bin/env bash
+# A Claude Code PreToolUse hook: exit 2 with a reason on stderr denies the call.
+command=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["tool_input"].get("command", ""))')
+case "$command" in
+  *"git push --force"*) echo "force push is not allowed" >&2; exit 2 ;;
+esac
+"""
+EXAMPLE_HOOKS = {
+    "no-force-push": {"git push --force origin main": "block", "ls -la": "continue"},
+    "claude-guard": {"git push --force origin main": "block", "ls -la": "continue"},
+}
+STAND_INS = {".claude/hooks/guard.sh": CLAUDE_GUARD}
+EXAMPLE_PROJECT = "/home/me/project/"  # where the docs' absolute hook paths live
+
+
+def test_every_example_hook_has_its_outcomes_and_none_is_stale():
+    labels = {hook["label"] for _, _, block in settings_examples()
+              for hooks in json.loads(block)["hooks"].values() if isinstance(hooks, list) for hook in hooks}
+    assert labels == set(EXAMPLE_HOOKS)
+
+
+def example_script(relative: str) -> str:
+    """The script at RELATIVE (a path in the example project): the docs' `#!` block naming it."""
+    for document in DOCUMENTS:
+        for _, block in sh_blocks(document):
+            if block.startswith("#!") and block.splitlines()[1].lstrip("# ").strip() == relative:
+                return block
+    return STAND_INS[relative]
+
+
+def install_example_hooks(block: str, work: Path) -> str:
+    """BLOCK with its hooks' scripts written under WORK, which stands for the example project."""
+    for hooks in json.loads(block)["hooks"].values():
+        for hook in hooks if isinstance(hooks, list) else ():
+            match = re.search(r"(?:%s|\$CLAUDE_PROJECT_DIR\"?/)(\S+?)\"?$" % re.escape(EXAMPLE_PROJECT),
+                              hook["command"])
+            assert match, "%s: a hook example names its script by an absolute path" % hook["label"]
+            script = work / match.group(1)
+            script.parent.mkdir(parents=True, exist_ok=True)
+            script.write_text(example_script(match.group(1)))
+            script.chmod(0o755)
+    return block.replace(EXAMPLE_PROJECT, str(work) + "/")
+
+
+@pytest.mark.parametrize("document, line, block", settings_examples(),
+                         ids=["%s:%d" % (doc_id(d), line) for d, line, _ in settings_examples()])
+def test_every_settings_example_is_valid_and_runs_its_hooks(document, line, block, sandbox):
+    """A settings example validates with no note (it is not inert: hooks.enabled as shown), and
+    its hooks, run on sample calls, give the verdicts EXAMPLE_HOOKS says."""
     work, env = sandbox
-    for line, block in settings_blocks(document):
-        example = work / "example-settings.json"
-        example.write_text(block)
-        done = subprocess.run(["magihook", "validate", str(example)], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=60)
-        assert (done.returncode, done.stderr) == (0, ""), "%s:%d %s" % (document.name, line, done.stderr)
+    example = work / "example-settings.json"
+    example.write_text(install_example_hooks(block, work))
+    done = subprocess.run(["magihook", "validate", str(example)], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, ""), "%s:%d %s" % (document.name, line, done.stderr)
+    labels = [hook["label"] for hook in json.loads(block)["hooks"]["before_tool"]]
+    env = dict(env, CLAUDE_PROJECT_DIR=str(work))
+    for label in labels:
+        for command, verdict in EXAMPLE_HOOKS[label].items():
+            event = json.dumps({"tool": {"name": "bash", "call_id": "c"}, "request": {"command": command}})
+            ran = subprocess.run(["magihook", "run", "--phase", "before_tool", "--config", str(example)],
+                                 input=event, cwd=work, env=env, capture_output=True, text=True, timeout=60)
+            result = json.loads(ran.stdout)
+            assert (ran.returncode, result["verdict"], result["warnings"]) == (
+                {"block": 3, "continue": 0}[verdict], verdict, []), (label, command, ran.stderr)
+            ended = [("hook_lifecycle", "failed", "exit"), ("hook_diagnostic", "failed", "exit")] if (
+                verdict == "block") else [("hook_lifecycle", "success", None)]
+            assert [(event["type"], event["payload"]["status"], event["payload"].get("category"))
+                    for event in result["events"]] == [("hook_lifecycle", "started", None), *ended]

@@ -350,8 +350,8 @@ def test_doctor_reports_the_search_and_an_untrusted_project_file(project, isolat
         "  search: home: no settings.json or settings.toml in %s" % (isolated_env / ".magi-code"),
         "  search: project: %s, the nearest at or above the cwd %s" % (path, project)]
     assert findings(result) == [
-        "settings: this project file is not trusted: none of its hooks runs and before_tool calls it "
-        "hooks are blocked; review it, then run `magihook trust`"]
+        "settings: this project file is not trusted: none of its hooks runs, and a before_tool call "
+        "one of them would match is blocked; review it, then run `magihook trust`"]
 
 
 def test_doctor_without_settings_and_with_bad_settings(project, tmp_path):

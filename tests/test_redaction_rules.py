@@ -172,10 +172,12 @@ def test_a_wrong_checksum_is_still_redacted():
 
 
 def test_examples_with_checksums_carry_valid_ones():
-    for rule in RULES:
-        if rule.checksum:
-            body = rule.example[len(rule.prefixes[0]):]
-            assert magihook._checksum_ok(rule, body), rule.id
+    checked = [rule for rule in RULES if rule.checksum]
+    # GitHub's and npm's tokens end in a CRC32: a table that lost its checksums fails here.
+    assert {rule.id for rule in checked} >= {"github-pat", "npm-access-token"}
+    for rule in checked:
+        body = rule.example[len(rule.prefixes[0]):]
+        assert magihook._checksum_ok(rule, body), rule.id
 
 
 def test_keep_prefix_keeps_the_host_readable():

@@ -138,9 +138,10 @@ def test_the_api_raises_settings_error(tmp_path):
 
 
 def test_digit_runs_just_under_the_bound_are_cheap(tmp_path):
-    # 240 strings of 4300 digits: a check that restarted inside each run took ~4 s of CPU.
+    # 240 strings of 4300 digits: a check that restarted inside each run took longer than the
+    # bound below (the figures: bench/README.md, *Other costs measured in this release*).
     text = '{"other": [%s1]}' % (('"%s",' % ("9" * 4300)) * 240)
     path = write(tmp_path / "s.json", text)
     started = time.process_time()
     magihook.load_settings(path)
-    assert time.process_time() - started < 1.5  # ~0.02 s; CPU time, so load does not count
+    assert time.process_time() - started < 1.5  # CPU time, so load does not count

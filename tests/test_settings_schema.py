@@ -509,14 +509,14 @@ GRACE = magihook.InheritedSetting(
     "grace_seconds", "integer", 2, "Seconds a hook gets to end after SIGTERM.",
     "Grace period of this hook", minimum=0, maximum=9)
 WIDE_TABLE = magihook.INHERITED_SETTINGS + (GRACE,)
-RECORD_TYPES = {"integer": "int", "boolean": "bool", "string": "str"}
+FIELD_TYPES = {"integer": "int", "boolean": "bool", "string": "str"}
 
 
-def _widened(record, **extra):
-    """`record` as an instance of a subclass that also has the fields `extra` (class values):
-    a stand-in for a record with the new field, as HookDefinition and Settings would get."""
-    wide = type("Wide" + type(record).__name__, (type(record),), extra)
-    return wide(**{name: getattr(record, name) for name in type(record).__record_fields__})
+def _widened(instance, **extra):
+    """INSTANCE as an instance of a subclass that also has the fields `extra` (class values):
+    a stand-in for a data class with the new field, as HookDefinition and Settings would get."""
+    wide = type("Wide" + type(instance).__name__, (type(instance),), extra)
+    return wide(**{name: getattr(instance, name) for name in type(instance).__data_fields__})
 
 
 def test_adding_a_row_is_the_whole_change():
@@ -568,15 +568,15 @@ def test_the_schema_and_defaults_are_the_tables():
         magihook.INHERITED_KEYS)
 
 
-@pytest.mark.parametrize("record", [magihook.HookDefinition, magihook.Settings])
-def test_record_fields_are_pinned_to_the_table(record):
-    """`record` reads the class annotations, so the records list these fields by hand: each
-    table row is a field of the record's type (and, in Settings, with the row's default)."""
-    annotations = record.__annotations__
+@pytest.mark.parametrize("data_class", [magihook.HookDefinition, magihook.Settings])
+def test_data_class_fields_are_pinned_to_the_table(data_class):
+    """`data_class` reads the class annotations, so the data classes list these fields by hand:
+    each table row is a field of the class's type (and, in Settings, with the row's default)."""
+    annotations = data_class.__annotations__
     for setting in magihook.INHERITED_SETTINGS:
-        assert setting.key in record.__record_fields__
-        assert annotations[setting.key] == RECORD_TYPES[setting.schema_type], setting.key
-    if record is magihook.Settings:
+        assert setting.key in data_class.__data_fields__
+        assert annotations[setting.key] == FIELD_TYPES[setting.schema_type], setting.key
+    if data_class is magihook.Settings:
         inert = magihook.Settings()
         assert {s.key: getattr(inert, s.key) for s in magihook.INHERITED_SETTINGS} == dict(
             magihook.HOOK_DEFAULTS)
