@@ -1121,7 +1121,7 @@ def test_import_errors(project):
         2, "magihook: nope.json: settings file not found\n")
     other = run_cli("import", "gemini", "x.json")
     assert other.stderr == (
-        "magihook: import reads claude-code settings only, not 'gemini' (see magihook --help)\n")
+        "magihook: import reads claude-code or qwen settings only, not 'gemini' (see magihook --help)\n")
     empty = project / "empty.json"
     empty.write_text("{}")
     result = run_cli("import", "claude-code", str(empty))
