@@ -1435,6 +1435,24 @@ def test_a_new_agent_is_one_registered_class_and_everything_derives_from_it():
         "context": {"cwd": "/p", "session_id": None, "session_path": None}}]
 
 
+def test_an_agent_that_imports_settings_must_state_what_import_reads_of_it():
+    lines = fresh_python(
+        "import magihook as m\n"
+        "class Half(m.Agent):\n"
+        "    imports_settings = True\n"
+        "for key in m.AGENT_OWN_TABLES + m.AGENT_BEHAVIOURS:\n"
+        "    if key != 'imports_settings':\n"
+        "        setattr(Half, key, getattr(m.Codex, key))\n"
+        "Half.name = 'half'\n"
+        "try:\n"
+        "    m.register_agent(Half)\n"
+        "except TypeError as exc:\n"
+        "    print(exc)\n")
+    assert lines[0] == (
+        "agent class Half must state unwrapped_tools, matcher_searches, hook_timeout_ms_from, "
+        "default_hook_timeout_seconds, hook_args, hook_shell, guard_fails_open")
+
+
 def test_an_agent_class_that_leaves_its_tables_to_its_parent_is_refused():
     lines = fresh_python(
         "import magihook as m\n"
