@@ -9835,10 +9835,10 @@ exit codes: 0 answered (a deny is an answer); 2 bad usage, or stdin that names n
 environment: MAGIHOOK_CONFIG HOME TMPDIR MAGIHOOK_DEBUG
 ends with: the settings search
 
-import: convert a Claude Code hooks section into magihook settings
+import: convert a %(importing_titles)s hooks section into magihook settings
 usage: import %(importing)s SETTINGS.json
-text: Prints magihook settings for a Claude Code settings file's hooks; what is not carried over is
-  reported on stderr.
+text: Prints magihook settings for the hooks of that agent's settings file (Claude Code's shape);
+  what is not carried over is reported on stderr.
 exit codes: 0 converted; 2 bad file or usage
 
 doctor: what would make a hook fail or fail open
@@ -9966,10 +9966,14 @@ def _read_command_help(block: str) -> Tuple[str, CommandHelp]:
 @functools.lru_cache(maxsize=1)
 def command_helps() -> Mapping[str, CommandHelp]:
     """COMMAND_HELP as records by command, in table order."""
-    titles = [agent.title for agent in AGENTS.values()]
-    named = ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else titles[0]
-    table = COMMAND_HELP % {"trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
-                            "agent_titles": named, "importing": "|".join(importing_agents())}
+    def named(titles: List[str]) -> str:
+        return ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else titles[0]
+
+    table = COMMAND_HELP % {
+        "trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
+        "agent_titles": named([agent.title for agent in AGENTS.values()]),
+        "importing": "|".join(importing_agents()),
+        "importing_titles": named([AGENTS[name].title for name in importing_agents()])}
     return MappingProxyType(dict(_read_command_help(block) for block in table.split("\n\n")))
 
 
