@@ -8348,12 +8348,12 @@ class ClaudeCode(Agent):
     user_message_field = "systemMessage"
     permission_decision, deny_needs_reason, after_tool_deny_hides_result = True, False, False
     imports_settings = True
-    unwrapped_tools = (
+    unwrapped_tools: Tuple[str, ...] = (
         "WebFetch", "NotebookEdit", "NotebookRead", "TodoWrite", "LS", "BashOutput", "KillShell",
         "ExitPlanMode", "SlashCommand", "Skill", "AskUserQuestion",
     )
     matcher_searches = False
-    hook_timeout_ms_from = None  # seconds
+    hook_timeout_ms_from: Optional[float] = None  # seconds
     default_hook_timeout_seconds = 600
     hook_args = True
     hook_shell = "/bin/sh"  # measured, 2.1.197
