@@ -8156,6 +8156,16 @@ class Agent:
     deny_needs_reason: Optional[bool] = None
     after_tool_deny_hides_result: Optional[bool] = None
     imports_settings: Optional[bool] = None  # `magihook import NAME` reads its settings file
+    # What `import` needs of an agent that imports_settings (AGENT_IMPORT_FACTS): its settings
+    # file has Claude Code's shape (events, matcher groups, command handlers).
+    unwrapped_tools: Tuple[str, ...] = ()  # its tool ids no row wraps (named when a matcher reaches one)
+    matcher_searches: Optional[bool] = None  # a matcher regex matches anywhere in a tool id, not the whole
+    # A handler timeout at least this is in milliseconds, a smaller one in seconds (None: seconds).
+    hook_timeout_ms_from: Optional[float] = None
+    default_hook_timeout_seconds = 0  # how long it waits for a handler that states no timeout
+    hook_args: Optional[bool] = None  # a handler's `args` makes its `command` the program (no shell)
+    hook_shell = ""  # it runs a handler's command as `HOOK_SHELL -c COMMAND`
+    guard_fails_open = ""  # when it lets a call through that a failing guard was meant to stop
     # Where the stdin has the tool's result, and whether the agent reads an answer's decision
     # and context at its top level too (not only in hookSpecificOutput).
     tool_response_field = "tool_response"
@@ -8264,6 +8274,9 @@ AGENT_BEHAVIOURS = (
     "stop_answer", "fail_answer", "context_answer", "allow_answer", "settings_snippet", "result",
     "edit_request", "edit_call", "tool_response", "dialect_fields", "redacted_output_answer",
 )
+# What an agent that imports_settings states or inherits from an agent.
+AGENT_IMPORT_FACTS = ("unwrapped_tools", "matcher_searches", "hook_timeout_ms_from",
+                      "default_hook_timeout_seconds", "hook_args", "hook_shell", "guard_fails_open")
 
 if TYPE_CHECKING:
     AgentClass = TypeVar("AgentClass", bound=Type[Agent])
@@ -8274,7 +8287,8 @@ def register_agent(cls: AgentClass) -> AgentClass:
     bug, refused when magihook is imported (tests import it)."""
     missing = [key for key in AGENT_OWN_TABLES if key not in vars(cls)]
     stated = [vars(each) for each in cls.__mro__ if each not in (Agent, object)]
-    missing += [key for key in AGENT_BEHAVIOURS if not any(key in names for names in stated)]
+    facts = AGENT_BEHAVIOURS + (AGENT_IMPORT_FACTS if cls.imports_settings else ())
+    missing += [key for key in facts if not any(key in names for names in stated)]
     if missing or not cls.name:
         raise TypeError("agent class %s must state %s" % (cls.__name__, ", ".join(missing) or "name"))
     agent = cls()
@@ -8343,6 +8357,16 @@ class ClaudeCode(Agent):
     user_message_field = "systemMessage"
     permission_decision, deny_needs_reason, after_tool_deny_hides_result = True, False, False
     imports_settings = True
+    unwrapped_tools: Tuple[str, ...] = (
+        "WebFetch", "NotebookEdit", "NotebookRead", "TodoWrite", "LS", "BashOutput", "KillShell",
+        "ExitPlanMode", "SlashCommand", "Skill", "AskUserQuestion",
+    )
+    matcher_searches = False
+    hook_timeout_ms_from: Optional[float] = None  # seconds
+    default_hook_timeout_seconds = 600
+    hook_args = True
+    hook_shell = "/bin/sh"  # measured, 2.1.197
+    guard_fails_open = "on exit statuses other than 2"
 
     def deny_answer(self, event_name: str, reason: str) -> Dict[str, Any]:
         return {"hookSpecificOutput": {"hookEventName": event_name, "permissionDecision": "deny",
@@ -8696,7 +8720,19 @@ class QwenCode(ClaudeCode):
     millisecond_fields = frozenset([("run_shell_command", "timeout")])
     context_fields = MappingProxyType({"permission_mode": "permission_mode"})
     project_dir_variables = ("QWEN_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
-    imports_settings = False
+    imports_settings = True
+    # Tool ids of 0.24 (and 0.15's read_many_files) that no row wraps.
+    unwrapped_tools = (
+        "exec", "list_directory", "read_many_files", "web_fetch", "web_search", "notebook_edit",
+        "todo_write", "save_memory", "skill", "lsp", "exit_plan_mode", "ask_user_question",
+    )
+    matcher_searches = True  # `new RegExp(matcher).test(toolName)` (0.15.10 and 0.24.4)
+    # 0.24 reads a timeout of 1000 or more as milliseconds, a smaller one as seconds (0.15: all ms).
+    hook_timeout_ms_from = 1000
+    default_hook_timeout_seconds = 60
+    hook_args = False  # it runs `command` with bash -c and reads no `args`
+    hook_shell = "/usr/bin/env bash"  # `bash -c`, the bash on PATH
+    guard_fails_open = "on exit 1 and any other status but 0 and 2, and on stdout that is not JSON"
 
     def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
         if event_name in self.message_events:
@@ -8746,17 +8782,14 @@ class QwenCode(ClaudeCode):
 SETTINGS_SCHEMA = settings_schema(INHERITED_SETTINGS)
 
 
-# -- Import: a Claude Code hooks section as magihook settings -------------------------------------
+# -- Import: a Claude-shaped hooks section as magihook settings ----------------------------------
 
-# Claude Code tools that no row of the table wraps, named so a matcher that reaches them is reported.
-_CLAUDE_UNWRAPPED_TOOLS = (
-    "WebFetch", "NotebookEdit", "NotebookRead", "TodoWrite", "LS", "BashOutput", "KillShell",
-    "ExitPlanMode", "SlashCommand", "Skill", "AskUserQuestion",
-)
-_CLAUDE_PHASES = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool"})
+# An agent's settings whose hooks have Claude Code's shape (Claude Code, Qwen Code: the agents
+# that imports_settings), read with that agent's facts (AGENT_IMPORT_FACTS, its tool table).
 _IMPORT_DROPPED_KEYS = MappingProxyType({
     "if": "the hook runs for every call of its tools",
     "async": "magihook runs hooks synchronously",
+    "args": "the agent runs the command without them",
 })
 
 
@@ -8778,31 +8811,45 @@ IMPORTED_GUARD = MappingProxyType({
     "stdout_max_bytes": INHERITED_SETTINGS_BY_KEY["stdout_max_bytes"].maximum,
     "stderr_max_bytes": INHERITED_SETTINGS_BY_KEY["stderr_max_bytes"].maximum,
 })
-# `import`'s report on imported guards: every way one could still let a call through.
-IMPORTED_GUARD_REPORT = (
+# `import`'s report on imported guards: every way one could still let a call through (the
+# agent's own way of letting one through is its guard_fails_open).
+_IMPORTED_GUARD_REPORT = (
     "each guard has failure_policy block: it blocks the call when it fails (not found, "
     "timeout, output cap, any exit status other than 0 and 2, and a call whose hook stdin "
-    "would pass %d bytes, which a dialect hook cannot be given); Claude Code lets the call "
-    "through on exit statuses other than 2" % STDIN_MAX_BYTES,
+    "would pass %(stdin_max)d bytes, which a dialect hook cannot be given); %(title)s lets the "
+    "call through %(fails_open)s",
     "a guard still lets a call through when: you change its failure_policy to warn or ignore; "
     "it exits 0 without a deny decision (its own logic); hooks.enabled is not true; these "
     "settings are not in force (put them in ~/.magi-code/settings.json, a trusted project "
     "file, or name them with --config); the call is to a tool magihook does not wrap",
 )
+
+
+def imported_guard_report(agent: Agent) -> Tuple[str, ...]:
+    """`import`'s report lines on the guards it imported from `agent`'s settings."""
+    values = {"stdin_max": STDIN_MAX_BYTES, "title": agent.title, "fails_open": agent.guard_fails_open}
+    return tuple(line % values for line in _IMPORTED_GUARD_REPORT)
+
+
+IMPORTED_GUARD_REPORT = imported_guard_report(AGENTS[ClaudeCode.name])  # Claude Code's (docs quote it)
 _PLUGIN_ROOT_VARIABLE = re.compile(r"\$(?:\{CLAUDE_PLUGIN_ROOT\}|CLAUDE_PLUGIN_ROOT(?![A-Za-z0-9_]))")
-# Claude Code runs a command hook with `/bin/sh -c COMMAND` (measured, 2.1.197).
-_CLAUDE_HOOK_SHELL = "/bin/sh"
-_CLAUDE_HOOK_TIMEOUT_SECONDS = 600  # Claude Code's default for a command hook
 
 
 def import_claude_code(document: Mapping[str, Any],
                        options: Optional[ImportOptions] = None) -> Tuple[Dict[str, Any], List[str]]:
-    """A Claude Code settings document as magihook settings, and what was not carried over.
+    """A Claude Code settings document as magihook settings (import_settings)."""
+    return import_settings(AGENTS[ClaudeCode.name], document, options)
 
-    Each `command` handler of PreToolUse / PostToolUse becomes a claude-code dialect hook
-    (payload full; a PreToolUse guard fails closed: failure_policy block and the widest output
-    caps, see IMPORTED_GUARD; a PostToolUse hook warns as Claude's non-blocking errors and
-    injects).
+
+def import_settings(agent: Agent, document: Mapping[str, Any],
+                    options: Optional[ImportOptions] = None) -> Tuple[Dict[str, Any], List[str]]:
+    """A settings document of `agent` (one that imports_settings) as magihook settings, and
+    what was not carried over.
+
+    Each `command` handler of its before_tool / after_tool events (PreToolUse / PostToolUse)
+    becomes a dialect hook of the agent (payload full; a PreToolUse guard fails closed:
+    failure_policy block and the widest output caps, see IMPORTED_GUARD; a PostToolUse hook
+    warns as the agents' non-blocking errors and injects).
     A command preflight would reject, or one naming `${CLAUDE_PLUGIN_ROOT}`, becomes a script
     in `options.scripts_dir` that runs the same text the same way, so a guard still blocks.
     Report lines name the JSON path and never quote a command.
@@ -8812,11 +8859,14 @@ def import_claude_code(document: Mapping[str, Any],
     report: List[str] = []
     section = document.get("hooks")
     if not isinstance(section, dict):
-        report.append("$.hooks: no Claude Code hooks section; nothing to import")
+        report.append("$.hooks: no %s hooks section; nothing to import" % agent.title)
         return {"hooks": hooks}, report
+    # A failed call's event (PostToolUseFailure) is not imported: after_tool follows those too.
+    phases = {name: phase for name, phase in agent.tool_events.items()
+              if name not in agent.failed_tool_events}
     for event_name, groups in section.items():
         path: List[Any] = ["hooks", event_name]
-        phase = _CLAUDE_PHASES.get(event_name)
+        phase = phases.get(event_name)
         if phase is None:
             report.append("%s: event %s has no magihook phase; not carried over" % (
                 json_path(path), _short(str(event_name))))
@@ -8824,19 +8874,21 @@ def import_claude_code(document: Mapping[str, Any],
             report.append("%s: expected an array; not carried over" % json_path(path))
         else:
             for index, group in enumerate(groups):
-                hooks[phase].extend(_import_group(phase, event_name, index, group, path + [index],
-                                                  report, options))
+                hooks[phase].extend(_import_group(agent, phase, event_name, index, group,
+                                                  path + [index], report, options))
     if hooks["before_tool"]:
-        report += ["$.hooks.PreToolUse: " + line for line in IMPORTED_GUARD_REPORT]
+        report += [json_path(["hooks", agent.event_name("before_tool")]) + ": " + line
+                   for line in imported_guard_report(agent)]
     return {"hooks": hooks}, report
 
 
-def _import_group(phase: str, event_name: str, index: int, group: Any, path: List[Any],
-                  report: List[str], options: ImportOptions) -> List[Dict[str, Any]]:
+def _import_group(agent: Agent, phase: str, event_name: str, index: int, group: Any,
+                  path: List[Any], report: List[str],
+                  options: ImportOptions) -> List[Dict[str, Any]]:
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         report.append("%s: expected an object with a hooks array; not carried over" % json_path(path))
         return []
-    tools = _matcher_tools(group.get("matcher"), path + ["matcher"], report)
+    tools = _matcher_tools(agent, group.get("matcher"), path + ["matcher"], report)
     if tools is None:
         return []
     for key in group:
@@ -8844,8 +8896,9 @@ def _import_group(phase: str, event_name: str, index: int, group: Any, path: Lis
             report.append("%s: not carried over" % json_path(path + [key]))
     imported = []
     for number, handler in enumerate(group["hooks"]):
-        label = "claude-code %s %d.%d" % (event_name, index, number)
-        hook = _import_handler(phase, label, handler, path + ["hooks", number], report, options)
+        label = "%s %s %d.%d" % (agent.name, event_name, index, number)
+        hook = _import_handler(agent, phase, label, handler, path + ["hooks", number], report,
+                               options)
         if hook is not None:
             if tools:
                 hook["include_tools"] = tools
@@ -8853,8 +8906,9 @@ def _import_group(phase: str, event_name: str, index: int, group: Any, path: Lis
     return imported
 
 
-def _matcher_tools(matcher: Any, path: List[Any], report: List[str]) -> Optional[List[str]]:
-    """The magihook tools a Claude matcher selects ([] = every tool); None if it selects none."""
+def _matcher_tools(agent: Agent, matcher: Any, path: List[Any],
+                   report: List[str]) -> Optional[List[str]]:
+    """The magihook tools a matcher selects ([] = every tool); None if it selects none."""
     if matcher is None or matcher in ("", "*"):
         return []
     if not isinstance(matcher, str):
@@ -8865,9 +8919,9 @@ def _matcher_tools(matcher: Any, path: List[Any], report: List[str]) -> Optional
     except re.error:
         report.append("%s: not a valid regular expression; not carried over" % json_path(path))
         return None
-    tools = list(dict.fromkeys(tool for name, tool, _ in ClaudeCode.tools
-                               if pattern.fullmatch(name)))
-    unwrapped = [name for name in _CLAUDE_UNWRAPPED_TOOLS if pattern.fullmatch(name)]
+    matches = pattern.search if agent.matcher_searches else pattern.fullmatch
+    tools = list(dict.fromkeys(tool for name, tool, _ in agent.tools if matches(name)))
+    unwrapped = [name for name in agent.unwrapped_tools if matches(name)]
     if not tools:
         report.append("%s: matches no tool magihook wraps; not carried over" % json_path(path))
         return None
@@ -8877,7 +8931,7 @@ def _matcher_tools(matcher: Any, path: List[Any], report: List[str]) -> Optional
     return tools
 
 
-def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
+def _import_handler(agent: Agent, phase: str, label: str, handler: Any, path: List[Any],
                     report: List[str], options: ImportOptions) -> Optional[Dict[str, Any]]:
     if not isinstance(handler, dict):
         report.append("%s: expected an object; not carried over" % json_path(path))
@@ -8891,53 +8945,58 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
     if not isinstance(command, str) or not command.strip():
         report.append("%s: missing command; not carried over" % json_path(path + ["command"]))
         return None
-    timeout = _import_timeout(phase, handler.get("timeout"), path + ["timeout"], report)
+    timeout = _import_timeout(agent, phase, handler.get("timeout"), path + ["timeout"], report)
     runs: Optional[Dict[str, Any]]
-    if "args" in handler:  # Claude Code's exec form: command is the program, args its arguments
-        runs = _import_args(command, handler["args"], path, report, options)
+    exec_form = "args" in handler and bool(agent.hook_args)
+    if exec_form:  # Claude Code's exec form: command is the program, args its arguments
+        runs = _import_args(agent, command, handler["args"], path, report, options)
     else:
-        imported = _import_command(label, command, path + ["command"], report, options)
+        imported = _import_command(agent, label, command, path + ["command"], report, options)
         runs = None if imported is None else {"command": imported}
     if runs is None:
         return None
     hook: Dict[str, Any] = dict({"label": label}, **runs)
-    hook.update({"dialect": ClaudeCode.name, "payload": "full", "failure_policy": "warn",
+    hook.update({"dialect": agent.name, "payload": "full", "failure_policy": "warn",
                  "timeout_seconds": timeout})
     if phase == "before_tool":
         hook.update(IMPORTED_GUARD)
     else:
         hook["provider_context_injection"] = True
     for key in handler:
-        if key not in ("type", "command", "args", "timeout"):
+        if key not in ("type", "command", "timeout") and not (key == "args" and exec_form):
             reason = _IMPORT_DROPPED_KEYS.get(key)
             report.append("%s: not carried over%s" % (json_path(path + [key]),
                                                        "; " + reason if reason else ""))
     return hook
 
 
-def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]) -> int:
-    """Claude's timeout within magihook's timeout_seconds bounds (none: the longest).  A guard
-    stopped by its timeout blocks the call (IMPORTED_GUARD; Claude Code lets it through), so a
-    before_tool hook that may now be stopped sooner is reported."""
+def _import_timeout(agent: Agent, phase: str, timeout: Any, path: List[Any],
+                    report: List[str]) -> int:
+    """The agent's timeout (seconds, or milliseconds from its hook_timeout_ms_from) within
+    magihook's timeout_seconds bounds (none: the longest).  A guard stopped by its timeout
+    blocks the call (IMPORTED_GUARD; the agents let it through), so a before_tool hook that may
+    now be stopped sooner is reported."""
     import math
 
     timeouts = INHERITED_SETTINGS_BY_KEY["timeout_seconds"]
     least, most = timeouts.minimum, timeouts.maximum
     assert least is not None and most is not None  # an integer setting has both bounds
     given = _is_number(timeout) and math.isfinite(timeout)
-    seconds = min(most, max(least, int(math.ceil(timeout)))) if given else most
-    if given and seconds != timeout:
-        report.append("%s: %g s became %d s (magihook allows %d to %d)%s" % (
-            json_path(path), timeout, seconds, least, most,
-            "; a guard stopped by it blocks the call" if seconds < timeout and
+    in_ms = given and agent.hook_timeout_ms_from is not None and timeout >= agent.hook_timeout_ms_from
+    wanted = timeout / 1000 if in_ms else timeout
+    seconds = min(most, max(least, int(math.ceil(wanted)))) if given else most
+    if given and seconds != wanted:
+        report.append("%s: %g %s became %d s (magihook allows %d to %d)%s" % (
+            json_path(path), timeout, "ms" if in_ms else "s", seconds, least, most,
+            "; a guard stopped by it blocks the call" if seconds < wanted and
             phase == "before_tool" else ""))
     elif not given and phase == "before_tool":
-        report.append("%s: none, so %d s (Claude Code waits %d s); a guard stopped by it "
-                      "blocks the call" % (json_path(path), most, _CLAUDE_HOOK_TIMEOUT_SECONDS))
+        report.append("%s: none, so %d s (%s waits %d s); a guard stopped by it blocks the call"
+                      % (json_path(path), most, agent.title, agent.default_hook_timeout_seconds))
     return seconds
 
 
-def _import_args(program: str, args: Any, path: List[Any], report: List[str],
+def _import_args(agent: Agent, program: str, args: Any, path: List[Any], report: List[str],
                  options: ImportOptions) -> Optional[Dict[str, Any]]:
     """An exec-form handler as magihook `args`: [program, *args], with ${CLAUDE_PLUGIN_ROOT}
     put in as plain text as Claude Code does (${CLAUDE_PROJECT_DIR} stays: the claude-code
@@ -8955,7 +9014,7 @@ def _import_args(program: str, args: Any, path: List[Any], report: List[str],
                               path + (["command"] if index == 0 else ["args", index - 1])))
             return None
         argv[index] = arg.replace("${CLAUDE_PLUGIN_ROOT}", os.path.abspath(options.plugin_root))
-    problem = program_problem({"hooks": {"before_tool": [{"args": argv, "dialect": ClaudeCode.name}]}})
+    problem = program_problem({"hooks": {"before_tool": [{"args": argv, "dialect": agent.name}]}})
     if problem is not None:
         report.append("%s: not an absolute path or a name found on PATH; not carried over"
                       % json_path(path + ["command"]))
@@ -8963,7 +9022,7 @@ def _import_args(program: str, args: Any, path: List[Any], report: List[str],
     return {"args": argv}
 
 
-def _import_command(label: str, command: str, path: List[Any], report: List[str],
+def _import_command(agent: Agent, label: str, command: str, path: List[Any], report: List[str],
                     options: ImportOptions) -> Optional[str]:
     """The command the imported hook runs: the same text, or a generated script running it
     when preflight would reject it or it names ${CLAUDE_PLUGIN_ROOT}; None if not carried over."""
@@ -8973,35 +9032,35 @@ def _import_command(label: str, command: str, path: List[Any], report: List[str]
                       "the plugin's folder)" % json_path(path))
         return None
     rejection = preflight_rejection(
-        expand_variables(command, ClaudeCode.project_dir_variables, "/project"), True)
+        expand_variables(command, agent.project_dir_variables, "/project"), True)
     if rejection is None and not plugin:
         return command
     if options.scripts_dir is None:
         report.append("%s: magihook's preflight will reject it (%s); move the logic into a script"
                       % (json_path(path), rejection or "command contains '$'"))
         return command
-    script, hook_command = write_import_script(options, label, command, json_path(path))
+    script, hook_command = write_import_script(agent, options, label, command, json_path(path))
     report.append("%s: %s, so it runs from the generated script %s" % (
         json_path(path), "preflight would reject it (%s)" % rejection if rejection
         else "it uses ${CLAUDE_PLUGIN_ROOT}", script))
     return hook_command
 
 
-def write_import_script(options: ImportOptions, label: str, command: str,
+def write_import_script(agent: Agent, options: ImportOptions, label: str, command: str,
                         where: str) -> Tuple[str, str]:
-    """A script (0700) that runs `command` as Claude Code does, stdin and exit status passed
-    through: (its absolute path, the hook command running it).  Claude Code's variables stay
-    variables: magihook sets CLAUDE_PROJECT_DIR for a claude-code hook, the script sets
+    """A script (0700) that runs `command` as `agent` does, stdin and exit status passed
+    through: (its absolute path, the hook command running it).  The agent's variables stay
+    variables: magihook sets its project_dir_variables for its dialect hook, the script sets
     CLAUDE_PLUGIN_ROOT."""
     import shlex
 
     folder = os.path.abspath(options.scripts_dir or ".")
     path = os.path.join(folder, re.sub(r"[^A-Za-z0-9.-]+", "-", label) + ".sh")
     hook_command = shell_quote_checked(path)
-    lines = ["#!" + _CLAUDE_HOOK_SHELL,
-             "# Generated by `magihook import claude-code` from %s." % where,
-             "# Claude Code runs that command with %s -c; this script runs the same text."
-             % _CLAUDE_HOOK_SHELL]
+    lines = ["#!" + agent.hook_shell,
+             "# Generated by `magihook import %s` from %s." % (agent.name, where),
+             "# %s runs that command with %s -c; this script runs the same text."
+             % (agent.title, agent.hook_shell)]
     if options.plugin_root is not None:
         lines.append("CLAUDE_PLUGIN_ROOT=%s" % shlex.quote(os.path.abspath(options.plugin_root)))
         lines.append("export CLAUDE_PLUGIN_ROOT")
@@ -9785,10 +9844,10 @@ exit codes: 0 answered (a deny is an answer); 2 bad usage, or stdin that names n
 environment: MAGIHOOK_CONFIG HOME TMPDIR MAGIHOOK_DEBUG
 ends with: the settings search
 
-import: convert a Claude Code hooks section into magihook settings
+import: convert a %(importing_titles)s hooks section into magihook settings
 usage: import %(importing)s SETTINGS.json
-text: Prints magihook settings for a Claude Code settings file's hooks; what is not carried over is
-  reported on stderr.
+text: Prints magihook settings for the hooks of that agent's settings file (Claude Code's shape);
+  what is not carried over is reported on stderr.
 exit codes: 0 converted; 2 bad file or usage
 
 doctor: what would make a hook fail or fail open
@@ -9916,10 +9975,14 @@ def _read_command_help(block: str) -> Tuple[str, CommandHelp]:
 @functools.lru_cache(maxsize=1)
 def command_helps() -> Mapping[str, CommandHelp]:
     """COMMAND_HELP as records by command, in table order."""
-    titles = [agent.title for agent in AGENTS.values()]
-    named = ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else titles[0]
-    table = COMMAND_HELP % {"trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
-                            "agent_titles": named, "importing": "|".join(importing_agents())}
+    def named(titles: List[str]) -> str:
+        return ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else titles[0]
+
+    table = COMMAND_HELP % {
+        "trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
+        "agent_titles": named([agent.title for agent in AGENTS.values()]),
+        "importing": "|".join(importing_agents()),
+        "importing_titles": named([AGENTS[name].title for name in importing_agents()])}
     return MappingProxyType(dict(_read_command_help(block) for block in table.split("\n\n")))
 
 
@@ -10510,7 +10573,7 @@ IMPORT_SCRIPTS_DIR = os.path.join(".magi-code", "imported-hooks")
 
 
 def cli_import(options: Mapping[str, Any], out: Output) -> int:
-    """A Claude Code settings file's hooks as magihook settings on stdout; the report on stderr.
+    """An agent's settings file's hooks as magihook settings on stdout; the report on stderr.
     Scripts it generates go in --scripts (default .magi-code/imported-hooks here)."""
     agent, path = options["args"]
     if agent not in importing_agents():
@@ -10519,7 +10582,7 @@ def cli_import(options: Mapping[str, Any], out: Output) -> int:
     plugin_root = options.get("--plugin-root")
     if plugin_root is not None and not os.path.isdir(plugin_root):
         raise UsageError("--plugin-root %s: not a folder" % plugin_root)
-    converted, report = import_claude_code(read_settings_document(path), ImportOptions(
+    converted, report = import_settings(AGENTS[agent], read_settings_document(path), ImportOptions(
         options.get("--scripts", IMPORT_SCRIPTS_DIR), plugin_root))
     settings_from_document(converted)  # what we print must load
     for line in report:

@@ -1121,7 +1121,7 @@ def test_import_errors(project):
         2, "magihook: nope.json: settings file not found\n")
     other = run_cli("import", "gemini", "x.json")
     assert other.stderr == (
-        "magihook: import reads claude-code settings only, not 'gemini' (see magihook --help)\n")
+        "magihook: import reads claude-code or qwen settings only, not 'gemini' (see magihook --help)\n")
     empty = project / "empty.json"
     empty.write_text("{}")
     result = run_cli("import", "claude-code", str(empty))
@@ -1433,6 +1433,24 @@ def test_a_new_agent_is_one_registered_class_and_everything_derives_from_it():
     assert json.loads(lines[5]) == ["before_tool", {
         "tool": {"name": "bash", "call_id": None}, "request": {"command": "ls"},
         "context": {"cwd": "/p", "session_id": None, "session_path": None}}]
+
+
+def test_an_agent_that_imports_settings_must_state_what_import_reads_of_it():
+    lines = fresh_python(
+        "import magihook as m\n"
+        "class Half(m.Agent):\n"
+        "    imports_settings = True\n"
+        "for key in m.AGENT_OWN_TABLES + m.AGENT_BEHAVIOURS:\n"
+        "    if key != 'imports_settings':\n"
+        "        setattr(Half, key, getattr(m.Codex, key))\n"
+        "Half.name = 'half'\n"
+        "try:\n"
+        "    m.register_agent(Half)\n"
+        "except TypeError as exc:\n"
+        "    print(exc)\n")
+    assert lines[0] == (
+        "agent class Half must state unwrapped_tools, matcher_searches, hook_timeout_ms_from, "
+        "default_hook_timeout_seconds, hook_args, hook_shell, guard_fails_open")
 
 
 def test_an_agent_class_that_leaves_its_tables_to_its_parent_is_refused():
