@@ -5,9 +5,10 @@ install each agent into a cache folder the first time (hundreds of MB).  Without
 with a loud reason, except under CI=true, where a missing npm is a failure: CI must not skip.
 
 Pinned versions (the newest npm served when they were last measured); run the same suite against
-another release with MAGIHOOK_E2E_CLAUDE_CODE, MAGIHOOK_E2E_CODEX and MAGIHOOK_E2E_GEMINI (an npm
-version, or a tag such as ``latest``, which npm is asked to resolve to a version on each run so a
-cached install of yesterday's ``latest`` is never reused).  The cache folder is
+another release with MAGIHOOK_E2E_CLAUDE_CODE, MAGIHOOK_E2E_CODEX, MAGIHOOK_E2E_GEMINI,
+MAGIHOOK_E2E_COPILOT and MAGIHOOK_E2E_QWEN (an npm version, or a tag such as ``latest``, which
+npm is asked to resolve to a version on each run so a cached install of yesterday's ``latest``
+is never reused).  The cache folder is
 ``$MAGIHOOK_E2E_CACHE`` (default ``~/.cache/magihook-e2e``, under the real HOME, read before the
 unit fixtures replace HOME), one folder per package and version; npm installs with
 ``--prefer-offline``, so a version already in npm's own cache is not downloaded again.
