@@ -5,9 +5,10 @@ install each agent into a cache folder the first time (hundreds of MB).  Without
 with a loud reason, except under CI=true, where a missing npm is a failure: CI must not skip.
 
 Pinned versions (the newest npm served when they were last measured); run the same suite against
-another release with MAGIHOOK_E2E_CLAUDE_CODE, MAGIHOOK_E2E_CODEX and MAGIHOOK_E2E_GEMINI (an npm
-version, or a tag such as ``latest``, which npm is asked to resolve to a version on each run so a
-cached install of yesterday's ``latest`` is never reused).  The cache folder is
+another release with MAGIHOOK_E2E_CLAUDE_CODE, MAGIHOOK_E2E_CODEX, MAGIHOOK_E2E_GEMINI,
+MAGIHOOK_E2E_COPILOT and MAGIHOOK_E2E_QWEN (an npm version, or a tag such as ``latest``, which
+npm is asked to resolve to a version on each run so a cached install of yesterday's ``latest``
+is never reused).  The cache folder is
 ``$MAGIHOOK_E2E_CACHE`` (default ``~/.cache/magihook-e2e``, under the real HOME, read before the
 unit fixtures replace HOME), one folder per package and version; npm installs with
 ``--prefer-offline``, so a version already in npm's own cache is not downloaded again.
@@ -86,8 +87,10 @@ def install_agent(agent: str) -> Path:
     if not path.exists():
         folder.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
+            # engine-strict off whatever a user's npmrc says: Qwen Code 0.24 declares Node >= 22
+            # and runs on the Node 20 CI has; a release that does not run fails its tests.
             ["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error",
-             "--prefix", str(folder), "%s@%s" % (package, version)],
+             "--engine-strict=false", "--prefix", str(folder), "%s@%s" % (package, version)],
             capture_output=True, text=True, timeout=900)
         if done.returncode != 0 or not path.exists():
             _missing_tool("npm install %s@%s failed: %s" % (package, version, done.stderr[-2000:]))

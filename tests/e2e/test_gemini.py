@@ -11,6 +11,7 @@ around it.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 
@@ -102,8 +103,11 @@ def test_print_settings_is_what_gemini_runs(gemini):
     assert set(snippet["hooks"]) == {"BeforeTool", "AfterTool", "AfterAgent"}
     assert snippet["hooksConfig"] == {"enabled": True}
     command = snippet["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
-    assert command == "%s %s adapt gemini --config %s" % (
-        sys.executable, ROOT / "magihook.py", gemini.settings_file)
+    # This interpreter importing magihook.py from its folder (cached bytecode; tests/test_cli.py).
+    start = "import sys; sys.path.insert(0, %s); from magihook import console_main; console_main()"
+    assert command == "%s -I -c %s adapt gemini --config %s" % (
+        shlex.quote(sys.executable), shlex.quote(start % json.dumps(str(ROOT))),
+        shlex.quote(str(gemini.settings_file)))
 
 
 def test_block_keeps_the_sentinel_and_the_model_sees_the_sanitized_deny(gemini):

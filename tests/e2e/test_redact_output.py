@@ -1,7 +1,8 @@
-"""hooks.redact_tool_output end to end with the real Claude Code (pinned, from npm): a project
-file holding a credential, shown by its Bash tool (`cat`) and read by its Read tool, reaches no
-request to the model while the file's other lines do; a Write of the redaction marker is
-blocked with the fixed sentence that tells the model why."""
+"""hooks.redact_tool_output end to end with the real agents (pinned, from npm): a project file
+holding a credential, shown by the agent's shell tool (`cat`) and read by its read tool, reaches
+no request to the model while the file's other lines do (Claude Code, Gemini CLI, Copilot CLI,
+Qwen Code; Codex has no read tool: its shell `cat`); in Claude Code a Write of the redaction
+marker is blocked with the fixed sentence that tells the model why."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from claude_mock import ClaudeModel, print_settings, request_text, result_text, run_claude
+from claude_mock import ClaudeModel, print_settings, request_text, result_text, run_claude, tool_results
 
 SECRET = "ghp_" + "Q7rT2vX9bN4mK8pL3sW6" + "yZ1aC5dE0fG2"
 ENV_FILE = "LOG_LEVEL=debug\nGITHUB_TOKEN=%s\nPORT=8080\n" % SECRET
@@ -113,3 +114,58 @@ def test_codex_shows_the_model_the_redacted_shell_output(agent_cli, tmp_path):
     assert SECRET not in model.all_text()
     shown = model.tool_output("call_shell_1")
     assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown
+
+
+def assert_redacted_and_the_rest_shown(model, shown):
+    """No request to `model` holds the credential; each text in `shown` (what the model read
+    from one tool) holds the file's other lines and the marker in its place."""
+    assert not any(SECRET in request.raw.decode("utf-8", "replace") for request in model.requests)
+    for text in shown:
+        assert "LOG_LEVEL=debug" in text and "PORT=8080" in text and "GITHUB_TOKEN=" + MARKER in text
+
+
+def redacting_project(tmp_path, hooks_folder):
+    folder = tmp_path / "project"
+    (folder / hooks_folder).mkdir(parents=True)
+    (folder / "app.env").write_text(ENV_FILE)
+    config = tmp_path / "magihook-settings.json"
+    config.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
+    return folder, config
+
+
+# --- GitHub Copilot CLI (pinned): post-tool modifiedResult is the output the model gets ----------------
+
+def test_copilot_shows_the_model_the_redacted_output(agent_cli, tmp_path):
+    from copilot_mock import run_copilot
+    from wiring import print_settings as wiring
+
+    folder, config = redacting_project(tmp_path, ".github/hooks")
+    (folder / ".github" / "hooks" / "magihook.json").write_text(json.dumps(wiring("copilot", config)))
+    (tmp_path / "copilot-home").mkdir()
+    with ClaudeModel([("bash", {"command": "cat app.env", "description": "scripted"}),
+                      ("view", {"path": str(folder / "app.env")})]) as model:
+        done = run_copilot(agent_cli("copilot"), folder, tmp_path / "copilot-home", model)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = [result_text(block) for block in tool_results(model.conversation()[-1].body)]
+    assert len(shown) == 2
+    assert_redacted_and_the_rest_shown(model, shown)
+
+
+# --- Qwen Code (pinned): continue:false's stopReason after a tool is the output the model gets ---------
+
+def test_qwen_shows_the_model_the_redacted_output_and_the_turn_goes_on(agent_cli, tmp_path):
+    from chat_mock import FINAL_TEXT, ChatModel
+    from qwen_mock import run_qwen
+    from wiring import print_settings as wiring
+
+    folder, config = redacting_project(tmp_path, ".qwen")
+    (folder / ".qwen" / "settings.json").write_text(json.dumps(wiring("qwen", config)))
+    with ChatModel([("run_shell_command", {"command": "cat app.env"}),
+                    ("read_file", {"file_path": str(folder / "app.env")})]) as model:
+        done = run_qwen(agent_cli("qwen"), folder, tmp_path / "qwen-home", model)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = done.tool_texts()
+    assert len(shown) == 2
+    assert_redacted_and_the_rest_shown(model, shown)
+    # The turn went on: both calls were answered and the model's final text ended it.
+    assert (done.final()["result"], len(model.conversation())) == (FINAL_TEXT, 3)
