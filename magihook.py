@@ -4178,7 +4178,8 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
                 pos = _named_pass(text, low, lead, pos, full, spans, prose)
     spans.extend(_spaced_spans(text, low))
     spans.extend(_syntax_spans(text, low))
-    if prose is None:
+    # Without a colon every prose form has an `is` (`password for bob is X`).
+    if prose is None and (":" in text or " is" in low or "\tis" in low):
         spans.extend(_prose_spans(text, low))
     return spans
 

@@ -89,3 +89,11 @@ LONG_PAD = "# note: a line of output, nothing in it = 1\n" * 400     # past the 
 def test_prose_in_a_long_text_is_found_by_the_name_passes(text, expected):
     assert magihook.redact_credentials(LONG_PAD + text) == LONG_PAD + expected
     assert magihook.redact_credentials(text + "\n" + LONG_PAD) == expected + "\n" + LONG_PAD
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("the password\tis Tr0ub4dor-x9Q", "the password\tis %s" % M),
+    ("password for bob is Tr0ub4dor-x9Q", "password for bob is %s" % M),
+])
+def test_prose_without_a_colon_is_found(text, expected):
+    assert magihook.redact_credentials(text) == expected
