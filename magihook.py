@@ -3741,14 +3741,24 @@ def _possessive(run: str, name: str) -> str:
         return "(?=(?P<%s>%s))(?P=%s)" % (name, run, name)
 
 
-def _name_pattern(stems: Sequence[str]) -> str:
-    # A credential name led by one of STEMS, up to where its separator starts.  The name's tail
-    # is read once (possessive), so a rejected tail is not retried at every shorter length.
-    # Cheap checks come first, as most stems in text are not names: the next character, then a
-    # lookahead for the separator, then the tails that name no credential.
-    return r"(?:%s)%s%s%s%s" % (
-        "|".join(stems), _NAME_NEXT, _possessive("[a-z0-9_.-]{0,48}", "rest"), _NAME_SEPARATOR,
-        _tail_lookbehinds())
+def _name_pattern(stems: Sequence[str], value: str = "") -> str:
+    # A credential name led by one of STEMS, up to where its separator starts (and VALUE after
+    # it).  The name's tail is read once (possessive), so a rejected tail is not retried at
+    # every shorter length.  Cheap checks come first, as most stems in text are not names: the
+    # next character, then a lookahead for the separator, then the tails that name no
+    # credential.  A lead whose stems end a prose noun (_PROSE_LEADS) also matches where the
+    # noun's prose separator follows (group "prose"), so that a long text's prose forms are
+    # found in this pass rather than in one pass per noun.
+    name = _NAME_NEXT + _possessive("[a-z0-9_.-]{0,48}", "rest") + _NAME_SEPARATOR + _tail_lookbehinds()
+    lead = stems[0][0]
+    if lead not in _PROSE_LEADS:
+        return r"(?:%s)%s%s" % ("|".join(stems), name, value)
+    # Group "prose_colon": a colon and a prose value follow the name (zero width, so the name
+    # matches as it would without it); group "prose": no name, but a prose form may follow.
+    rest = re.sub(r"\(\?P<\w+>", "(?:", _PROSE_REST)
+    colon = r"(?:(?=[ \t]*:[ \t]*[^\s\"'`<>]{8})(?P<prose_colon>))?"
+    return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=(?:ord|[ _-]key)?%s))" % (
+        "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, rest)
 
 
 @functools.lru_cache(maxsize=1)
@@ -3848,7 +3858,7 @@ def _named_lead_re(lead: str) -> re.Pattern[str]:
 
 @functools.cache
 def _named_full_re(lead: str) -> re.Pattern[str]:
-    return re.compile(_named_lead_re(lead).pattern + _value_pattern(), re.X)
+    return re.compile(_name_pattern([stem for stem in _NAME_STEMS if stem[0] == lead], _value_pattern()), re.X)
 
 
 _FLAG_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "cookie")
@@ -4155,30 +4165,48 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
     spans: List[Tuple[int, int]] = []
     # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
     # bare token "bearer".
+    # A long text's prose forms are found by the name passes (_PROSE_LEADS); a short one, or
+    # one the name passes skip, runs the prose patterns (compiling no name pattern for them).
+    prose: Optional[Dict[str, int]] = None
     if "=" in text or ":" in text or '"' in text or "'" in text:
         full = len(text) >= _FULL_TEXT
+        prose = {} if len(text) >= _PICK_TEXT else None
         for lead in _named_leads_in(low):
             pos = 0
             while pos >= 0:
-                pos = _named_pass(text, low, lead, pos, full, spans)
+                pos = _named_pass(text, low, lead, pos, full, spans, prose)
     spans.extend(_spaced_spans(text, low))
     spans.extend(_syntax_spans(text, low))
-    spans.extend(_prose_spans(text, low))
+    # Without a colon every prose form has an `is` (`password for bob is X`).
+    if prose is None and (":" in text or " is" in low or "\tis" in low):
+        spans.extend(_prose_spans(text, low))
     return spans
 
 
-def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: List[Tuple[int, int]]) -> int:
+def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: List[Tuple[int, int]],
+                prose: Optional[Dict[str, int]] = None) -> int:
     """Add to FOUND the values after LEAD's credential names from POS on, and return where to
     search again (-1: done).  FULL: with the lead's name-and-value pattern, else its name
     pattern and _value_re.  A match ends after its separator (the value is a lookahead), so a
     rejected match does not hide a name in its value; an accepted value is skipped, which keeps
     the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
-    search goes on after the name, where the name pattern's match ends."""
+    search goes on after the name, where the name pattern's match ends.  PROSE (not None: where
+    each prose noun's last match ended): the prose forms of the lead's nouns are added too."""
     after = pos         # where the last separator ended: a stem before it is no name
     shortest = min(map(len, _stem_literals()[lead]))
     in_context, undecided = _name_in_context, _UNDECIDED    # read once a name, as locals
-    for m in (_named_full_re(lead) if full else _named_lead_re(lead)).finditer(low, pos):
+    pattern = _named_full_re(lead) if full else _named_lead_re(lead)
+    prose_group = pattern.groupindex.get("prose")
+    for m in pattern.finditer(low, pos):
         stem = m.start()
+        if prose_group is not None:
+            if m.start(prose_group) >= 0:       # no name: a prose noun and its separator's start
+                if prose is not None:
+                    _prose_at(text, low, stem, prose, found)
+                continue
+            # A name's prose form has a colon for its separator (a name's is never `is` or `for`).
+            if prose is not None and m.start("prose_colon") >= 0:
+                _prose_at(text, low, stem, prose, found)
         if stem < after:
             continue
         name_end = m.start("after_name") if full else m.end()
@@ -4514,20 +4542,48 @@ _prose_before_re = _lazy_re(r"(?:^|[^a-z])(?:your|my|the|our|their|his|her|its|n
 _PROSE_END = ".,;:!?)]}"
 
 
+# The name passes' leads whose stems end (or, for "passw", begin) a prose noun, each with the
+# stems that only prose needs ("api key" with a space is no name), and where each noun starts
+# before the stem that found it.
+_PROSE_LEADS = {"k": (r"key(?<=api[ ]key)(?=[ \t:])",), "c": (), "p": ()}
+_PROSE_STARTS = {"ken": (("token", 2),), "key": (("api", 3), ("api", 4)), "cre": (("secret", 2),),
+                 "pas": (("pass", 0),)}
+
+
 def _prose_spans(text: str, low: str) -> List[Tuple[int, int]]:
     spans = []
     for noun in _PROSE_NOUNS:
         if noun not in low:
             continue
         for m in _prose_res[noun]().finditer(low):
-            start = m.start()
-            if not (m.group("for") or "is" in m.group("sep")) and _prose_before_re().search(
-                    low[max(0, start - 24):start]) is None:
-                continue
-            span = _prose_value(text, m)
+            span = _prose_span(text, low, m)
             if span is not None:
                 spans.append(span)
     return spans
+
+
+def _prose_at(text: str, low: str, stem: int, ends: Dict[str, int], found: List[Tuple[int, int]]) -> None:
+    """The prose form of a noun that ends at (or starts with) the name stem at STEM, if any, as
+    the noun's own pattern finds it left to right: ENDS holds where each noun's last match
+    ended, inside which its pattern would not look."""
+    for noun, back in _PROSE_STARTS.get(low[stem:stem + 3], ()):
+        start = stem - back
+        if start < ends.get(noun, 0):
+            continue
+        m = _prose_res[noun]().match(low, start)
+        if m is not None:
+            ends[noun] = m.end()
+            span = _prose_span(text, low, m)
+            if span is not None:
+                found.append(span)
+
+
+def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
+    start = m.start()
+    if not (m.group("for") or "is" in m.group("sep")) and _prose_before_re().search(
+            low[max(0, start - 24):start]) is None:
+        return None
+    return _prose_value(text, m)
 
 
 def _prose_value(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:

@@ -3,6 +3,9 @@ revision) and the new one (this checkout) redact the same texts, and every diffe
 
 Usage: python3 bench/compare_outputs.py [--base REV] [--quick]
 
+Each short text is also measured padded past 16 KiB (before and after a filler), where a long
+text's own paths run.
+
 Texts: every string literal of tests/test_redaction*.py (and each pair of neighbouring ones
 joined by a space and by a newline), every text and key of tests/data/*.jsonl, every example and
 near miss of both rule tables, and bench/corpus.py's kinds at several sizes, with and without
@@ -32,6 +35,7 @@ import corpus  # noqa: E402
 
 MIB = 1024 * 1024
 DEFAULT_BASE = "421010c"
+PAD = "\n" + "# note: a line of output, nothing in it = 1\n" * 400
 
 
 def _load(path, name):
@@ -134,7 +138,10 @@ def run(mode, base_path, base, quick):
     new = _load(os.path.join(ROOT, "magihook.py"), "magihook_new")
     literals = _test_literals(base)
     corpus_texts, lists = _corpus_records()
-    texts = list(dict.fromkeys(literals + corpus_texts + _rule_texts(old) + _rule_texts(new)
+    short = list(dict.fromkeys(literals + corpus_texts + _rule_texts(old) + _rule_texts(new)))
+    # Each short text again past _PICK_TEXT, where a long text's own paths run (the prose forms
+    # found by the name passes), after and before a filler that holds no stem.
+    texts = list(dict.fromkeys(short + [text + PAD for text in short] + [PAD + text for text in short]
                                + _bench_texts(quick)))
     if mode == "warm":
         _warm_up(old)

@@ -1,4 +1,22 @@
-"""magihook's recall on detect-secrets' own plugin tests, beside another magihook.py.
+"""magihook's recall on the public scanners' own test data, beside another magihook.py.
+
+Reads gitleaks' rule tests, trufflehog's detector tests and detect-secrets' plugin tests, none of
+which is committed here: each is read from a checkout or a git directory given on the command
+line (the search tool's `fetch github:gitleaks/gitleaks` gives /work/.mirror/gitleaks+gitleaks/repo):
+
+    python3 bench/peers_recall.py --gitleaks GIT_DIR --trufflehog GIT_DIR [--misses]
+
+gitleaks (cmd/generate/config/rules/*.go, read with `git show HEAD:path`): every string literal
+that is a whole element of a rule's `tps` (positive) or `fps` (negative) list; a secret passed as
+a literal to GenerateSampleSecrets(id, secret) is written as one of the lines it makes,
+`id_token: secret`; tps generated at run time (secrets.NewSecret of a regex) are not read (counted).
+trufflehog (pkg/detectors/**/*_test.go, integration tests left out): every `input:` of a test
+table that is a literal or a package-level literal variable; positive when its `want:` lists a
+result, negative when it is nil or empty.  A positive of either counts as caught when
+redact_credentials changes the text (their expected results are not substrings to look for: a
+trufflehog result joins an id and a secret), a negative as kept when it does not.
+
+detect-secrets (given as a checkout folder, first argument):
 
 detect-secrets' tests are not committed here: check the repository out (the search tool's
 `fetch github:Yelp/detect-secrets`, or `git clone`), and run with an interpreter that has
@@ -15,11 +33,14 @@ positive counts as caught when the expected secret is gone from redact_credentia
 without one, when the output changed); a negative as kept when the output is the input.
 """
 import argparse
+import codecs
 import glob
 import importlib
 import importlib.util
 import inspect
 import os
+import re
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,33 +92,223 @@ def cases(folder):
     return found
 
 
+# -- gitleaks and trufflehog: Go test data read from a fetched git directory, never committed ----
+
+_GO_TOKEN = re.compile(r'`[^`]*`|"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/|[A-Za-z_][A-Za-z0-9_.]*|\S', re.S)
+
+
+def _go_tokens(source):
+    """(kind, text) of a Go file: 'str' (the literal's value), 'word', 'punct'; comments dropped."""
+    found = []
+    for m in _GO_TOKEN.finditer(source):
+        t = m.group()
+        if t.startswith(("//", "/*")):
+            continue
+        if t[0] == "`":
+            found.append(("str", t[1:-1]))
+        elif t[0] == '"':
+            try:
+                found.append(("str", codecs.decode(t[1:-1].encode("latin-1", "backslashreplace"), "unicode_escape")))
+            except (UnicodeError, ValueError):
+                found.append(("str", t[1:-1]))
+        else:
+            found.append(("word" if t[0].isalnum() or t[0] == "_" else "punct", t))
+    return found
+
+
+def _git_files(git_dir, folder, suffix):
+    listed = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", "HEAD", folder],
+                            check=True, capture_output=True, text=True).stdout.split("\n")
+    for path in listed:
+        if path.endswith(suffix):
+            yield path, subprocess.run(["git", "--git-dir", git_dir, "show", "HEAD:" + path], check=True,
+                                       capture_output=True, text=True, errors="replace").stdout
+
+
+def _block_end(toks, start):
+    """Index after the bracketed expression that opens at the first `{` or `(` from START."""
+    depth = 0
+    start = next((i for i in range(start, len(toks)) if toks[i][1] in ("{", "(")), len(toks))
+    for i in range(start, len(toks)):
+        kind, t = toks[i]
+        if kind == "punct" and t in "({[":
+            depth += 1
+        elif kind == "punct" and t in ")}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(toks)
+
+
+def _whole_literals(toks, start, end):
+    """The string literals of TOKS[START:END] that are whole elements (not a call's argument, a
+    map key or part of a `+`), and those passed as GenerateSampleSecrets' secret, written as
+    one of the lines it makes (`{identifier}_token: {secret}`)."""
+    found, generated = [], 0
+    for i in range(start, end):
+        kind, t = toks[i]
+        if kind != "str":
+            continue
+        before, after = toks[i - 1][1], toks[i + 1][1] if i + 1 < len(toks) else ""
+        if before == "+" or after in ("+", ":"):
+            continue
+        if before == "," and toks[i - 2][0] == "str" and toks[i - 3][1] == "(" \
+                and toks[i - 4][1].endswith("GenerateSampleSecrets"):
+            found.append("%s_token: %s" % (toks[i - 2][1], t))
+        elif before in ("{", ",") or (before == ":" and toks[i - 2][0] == "str"):
+            found.append(t)
+    for i in range(start, end):
+        if toks[i][1].endswith("GenerateSampleSecrets") and not (
+                toks[i + 2][0] == "str" and toks[i + 4][0] == "str" and toks[i + 5][1] == ")"):
+            generated += 1
+    return found, generated
+
+
+def gitleaks_cases(git_dir):
+    """gitleaks' rule tests: each `tps`/`fps` literal of cmd/generate/config/rules/*.go."""
+    found, generated = [], 0
+    for path, source in _git_files(git_dir, "cmd/generate/config/rules", ".go"):
+        toks = _go_tokens(source)
+        for i, (kind, t) in enumerate(toks):
+            if kind == "word" and t in ("tps", "fps") and toks[i + 1][1] in (":", "=") and i + 2 < len(toks):
+                end = _block_end(toks, i + 2)
+                literals, skipped = _whole_literals(toks, i + 2, end)
+                generated += skipped if t == "tps" else 0
+                found.extend((os.path.basename(path), text, t == "tps", None) for text in literals)
+    return found, generated
+
+
+def _go_strings(toks):
+    """Package-level `name = "literal"` (and `+`-joined literals) of a test file."""
+    values = {}
+    for i in range(1, len(toks) - 1):
+        if toks[i][1] == "=" and toks[i - 1][0] == "word" and toks[i + 1][0] == "str":
+            j, parts = i + 1, []
+            while j < len(toks) and toks[j][0] == "str":
+                parts.append(toks[j][1])
+                if j + 1 < len(toks) and toks[j + 1][1] == "+":
+                    j += 2
+                else:
+                    break
+            values[toks[i - 1][1]] = "".join(parts)
+    return values
+
+
+def _go_value(toks, i, values):
+    kind, t = toks[i]
+    if kind == "str" and toks[i + 1][1] != "+":
+        return t
+    if t == "fmt.Sprintf" and toks[i + 1][1] == "(" and toks[i + 2][0] == "str":
+        return _go_sprintf(toks, i + 2, values)
+    return values.get(t) if kind == "word" and toks[i + 1][1] in (",", "}") else None
+
+
+def _go_sprintf(toks, i, values):
+    """fmt.Sprintf(FORMAT, a, b...) whose arguments are literals or literal variables, with %s
+    and %v only (None otherwise)."""
+    form, args = toks[i][1], []
+    while toks[i + 1][1] == ",":
+        kind, t = toks[i + 2]
+        value = t if kind == "str" else values.get(t)
+        if value is None or toks[i + 3][1] not in (",", ")"):
+            return None
+        args.append(value)
+        i += 2
+    pieces = re.split(r"%([sv%])", form)
+    if toks[i + 1][1] != ")" or len(pieces) // 2 != len(args) + form.count("%%"):
+        return None
+    out, used = [pieces[0]], iter(args)
+    for verb, text in zip(pieces[1::2], pieces[2::2]):
+        out.append("%" if verb == "%" else next(used))
+        out.append(text)
+    return "".join(out)
+
+
+def trufflehog_cases(git_dir):
+    """trufflehog's detector tests: each `input:` of a test table, positive when its `want:` lists
+    a secret, negative when it is nil or empty; inputs built at run time (fmt.Sprintf) are not read."""
+    found, skipped = [], 0
+    for path, source in _git_files(git_dir, "pkg/detectors", "_test.go"):
+        if path.endswith("_integration_test.go"):
+            continue
+        toks = _go_tokens(source)
+        values = _go_strings(toks)
+        for i in range(len(toks) - 2):
+            if toks[i][1] != "input" or toks[i + 1][1] != ":":
+                continue
+            text = _go_value(toks, i + 2, values)
+            want = next((j for j in range(i + 3, min(len(toks) - 2, i + 400))
+                         if toks[j][1] in ("want", "input") and toks[j + 1][1] == ":"), None)
+            if text is None or want is None or toks[want][1] != "want":
+                skipped += 1
+                continue
+            expect = toks[want + 2][1]
+            positive = expect not in ("nil", "[]string{}") and not (
+                expect == "[" and toks[want + 5][1] == "{" and toks[want + 6][1] == "}")
+            found.append((path.split("/")[-2], text, positive, None))
+    return found, skipped
+
+
 def caught(module, case):
     out = module.redact_credentials(case[1])
     return case[3] not in out if case[3] else out != case[1]
 
 
+# --placeholders: a case whose text holds a run of six of one character or a word that says it is
+# no real secret is left out of the positives (magihook keeps such values on purpose).
+_PLACEHOLDER_CASE = re.compile(r"(.)\1{5,}|example|fake|dummy|xxxx", re.I)
+
+
+def report(label, module, found, misses, placeholders=False):
+    if placeholders:
+        left_out = [case for case in found if case[2] and _PLACEHOLDER_CASE.search(case[1])]
+        found = [case for case in found if case not in left_out]
+        label += " (%d placeholder positives left out)" % len(left_out)
+    positives = [case for case in found if case[2]]
+    negatives = [case for case in found if not case[2]]
+    hits = [case for case in positives if caught(module, case)]
+    kept = [case for case in negatives if module.redact_credentials(case[1]) == case[1]]
+    print("  %s: recall %d/%d = %.3f; negatives kept %d/%d" % (
+        label, len(hits), len(positives), len(hits) / max(len(positives), 1), len(kept), len(negatives)))
+    if misses:
+        for case in positives:
+            if not caught(module, case):
+                print("    missed %s: %r" % (case[0], case[1][:160]))
+    return len(hits), len(positives)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("folder")
+    parser.add_argument("folder", nargs="?", help="a detect-secrets checkout (its tests/ and testing/)")
+    parser.add_argument("--gitleaks", help="gitleaks' git directory")
+    parser.add_argument("--trufflehog", help="trufflehog's git directory")
     parser.add_argument("--module", default=os.path.join(os.path.dirname(HERE), "magihook.py"))
     parser.add_argument("--base")
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--placeholders", action="store_true",
+                        help="leave out positives that hold a placeholder (_PLACEHOLDER_CASE)")
     args = parser.parse_args()
-    found = cases(os.path.abspath(args.folder))
+    sources = []
+    if args.gitleaks:
+        found, generated = gitleaks_cases(args.gitleaks)
+        sources.append(("gitleaks", found, "%d generated tps not read" % generated))
+    if args.trufflehog:
+        found, skipped = trufflehog_cases(args.trufflehog)
+        sources.append(("trufflehog", found, "%d inputs built at run time not read" % skipped))
+    if args.folder:
+        sources.append(("detect-secrets", cases(os.path.abspath(args.folder)), ""))
     modules = [("magihook", load_module(args.module, "candidate"))]
     if args.base:
         modules.append(("base", load_module(args.base, "base")))
-    positives = [case for case in found if case[2]]
-    negatives = [case for case in found if not case[2]]
     for label, module in modules:
-        hits = [case for case in positives if caught(module, case)]
-        kept = [case for case in negatives if module.redact_credentials(case[1]) == case[1]]
-        print("%s: recall %d/%d = %.3f; negatives kept %d/%d" % (
-            label, len(hits), len(positives), len(hits) / len(positives), len(kept), len(negatives)))
-        if args.misses and label == "magihook":
-            for case in positives:
-                if not caught(module, case):
-                    print("  missed %s: %r" % (case[0], case[1][:100]))
+        total = [0, 0]
+        print("%s:" % label)
+        for name, found, note in sources:
+            hits, positives = report(name + (" (%s)" % note if note else ""), module, found,
+                                     args.misses and label == "magihook", args.placeholders)
+            total[0] += hits
+            total[1] += positives
+        print("  all: recall %d/%d = %.3f" % (total[0], total[1], total[0] / max(total[1], 1)))
 
 
 if __name__ == "__main__":

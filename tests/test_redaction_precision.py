@@ -79,3 +79,21 @@ def test_prose_in_an_assistant_message_and_a_subagent_prompt():
     prompt = magihook.redact_request({"tasks": [{"prompt": "the password is Tr0ub4dor-x9Q"}]}, "before_tool")
     assert prompt == {"tasks": [{"prompt": "the password is %s" % M}]}
     assert magihook.run_phase(settings, "after_assistant", {"text": "x"})["verdict"] == "continue"
+
+
+LONG_PAD = "# note: a line of output, nothing in it = 1\n" * 400     # past the short-text paths
+
+
+@pytest.mark.parametrize("text, expected", [REDACTED[k] for k in REDACTED if "is" in k or ":" in k],
+                         ids=[k for k in REDACTED if "is" in k or ":" in k])
+def test_prose_in_a_long_text_is_found_by_the_name_passes(text, expected):
+    assert magihook.redact_credentials(LONG_PAD + text) == LONG_PAD + expected
+    assert magihook.redact_credentials(text + "\n" + LONG_PAD) == expected + "\n" + LONG_PAD
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("the password\tis Tr0ub4dor-x9Q", "the password\tis %s" % M),
+    ("password for bob is Tr0ub4dor-x9Q", "password for bob is %s" % M),
+])
+def test_prose_without_a_colon_is_found(text, expected):
+    assert magihook.redact_credentials(text) == expected
