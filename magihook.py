@@ -5077,7 +5077,7 @@ def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, 
     leak a descriptor between the checks and the spawn, and a hook whose cwd is ours is started
     by posix_spawn; every other hook by subprocess.Popen, which changes directory and closes
     descriptors in the child.  Raises OSError or ValueError when it cannot start.  Run it with
-    signals held (SignalsHeld): an exception between the fork and the return would leave a hook
+    signals held (SignalHold): an exception between the fork and the return would leave a hook
     nobody knows the pid of.
     """
     ours: List[int] = []
@@ -5127,9 +5127,9 @@ def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str
             return None
     except OSError:  # our own cwd is gone
         return None
-    import _signal
+    import signal
 
-    defaults = [getattr(_signal, name) for name in _DEFAULT_IN_HOOK if hasattr(_signal, name)]
+    defaults = [getattr(signal, name) for name in _DEFAULT_IN_HOOK if hasattr(signal, name)]
     try:
         return spawn(argv[0], argv, _spawn_environment() if env is None else env,
                      file_actions=[(os.POSIX_SPAWN_DUP2, fd, target)
@@ -5142,14 +5142,12 @@ def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str
 
 
 def _spawn_environment() -> Optional[Mapping[Any, Any]]:
-    """Our environment for posix_spawn: None ("as is") on 3.13.  Before, os.environ's own store
-    of encoded bytes: handing over os.environ itself decodes and re-encodes every variable,
-    ~20-50 µs a hook."""
+    """Our environment for posix_spawn: None ("as is") on 3.13.  Before, os.environb, whose
+    bytes posix_spawn takes as they are (os.environ would decode and re-encode every variable)."""
     if sys.version_info >= (3, 13):
         return None
     else:  # a branch, not an early return: a checker on 3.13 skips it instead of calling it unreachable
-        data = getattr(os.environ, "_data", None)
-        return data if isinstance(data, dict) else os.environ
+        return os.environb if os.supports_bytes_environ else os.environ
 
 
 def _make_fds_private() -> bool:
@@ -5170,136 +5168,212 @@ def _make_fds_private() -> bool:
     return True
 
 
-class InterruptGate:
-    """The `magihook` command's one handler for INTERRUPT_SIGNALS, installed once for the whole
-    call: a burst of them (SIGTERM then SIGHUP, Ctrl-C plus a forwarded SIGTERM) raises
-    Interrupted once, for the first signal, and only where nothing can be left behind.
+class SignalGate:
+    """The one signal primitive of the command and of hosts: it stands in for the handlers of
+    INTERRUPT_SIGNALS, notes the first signal of a burst (SIGTERM then SIGHUP, Ctrl-C plus a
+    forwarded SIGTERM) and lets it act once, only where nothing can be left behind.
 
     Swapping handlers to hold signals is itself a window a second signal lands in; a counter is
-    not.  While `held` (SignalsHeld; the whole of a hook's run, see _run_one_hook) a signal is
-    only noted, and raised at the next `checkpoint` or window (the runner's wait for the hook),
-    or when the last hold ends.  After the one raise every later signal is only noted, so the
-    cleanup that the raise starts runs to its end.  Only the thread that installed it is held.
+    not, so a hold (SignalHold) counts on the gate.  Who owns the gate is decided once, when it
+    is made (`for_command`), and decides what the first signal does:
+    - the magihook command: _main installs one gate for the whole call.  The signal raises
+      Interrupted when no hold is open, at a hold that begins a step (SignalHold(checkpoint=True)),
+      in a wait (`wait`) or when the last hold ends; after that one raise every later signal is
+      only noted, so the cleanup the raise starts runs to its end.
+    - a host (run_phase in a host program): the first hold installs a gate, the last one puts the
+      host's handlers back and hands them the signal.
+    Handlers only change, and only run, in the main thread: elsewhere there is no gate and nothing
+    is held.  A handler installed outside Python cannot be put back, and an ignored signal
+    interrupts nothing (swapping SIG_IGN would hand a hook started meanwhile the default action:
+    nohup, `&`), so those are left alone.
     """
 
-    def __init__(self, thread: int, names: Mapping[int, str]) -> None:
-        self.thread = thread
-        self.names = names
+    def __init__(self, for_command: bool, held: int = 0) -> None:
+        import signal
+        import threading
+
+        self.for_command = for_command
+        self.thread = threading.get_ident()
+        self.names = {getattr(signal, name): name for name in INTERRUPT_SIGNALS}
         self.first: Optional[int] = None  # the first signal of the burst: the exit code's
         self.raised = False
-        self.held = 0
-        # The read end of the signal wakeup pipe (signal.set_wakeup_fd): a signal that lands just
-        # before a blocking read or poll begins runs its handler only once that call returns, so
-        # every wait magihook makes also waits on this, which the signal itself makes readable.
-        self.wakeup: Optional[int] = None
+        self.held = held
+        self.previous: Dict[int, Any] = {}  # the handlers it stands in for
+        self.outer: Optional[SignalGate] = None
+        # The signal wake-up pipe (signal.set_wakeup_fd): (the previous wake-up descriptor, read
+        # end, write end).  A signal that lands just before a blocking poll begins runs its
+        # handler only once that poll returns, so every wait (`wait`) also polls the read end,
+        # which the signal itself makes readable.
+        self.wakeup: Optional[Tuple[int, int, int]] = None
 
-    def drain(self) -> None:
+    @staticmethod
+    def active() -> Optional[SignalGate]:
+        """The gate in place, when this thread is the one it holds, else None."""
+        gate = _signal_gate
+        if gate is None:
+            return None
+        import threading
+
+        return gate if threading.get_ident() == gate.thread else None
+
+    def install(self, also: Sequence[Tuple[int, Any]] = ()) -> bool:
+        """Stand in for the handlers (and set `also`'s (signal, handler) pairs); False outside
+        the main thread, where nothing was changed."""
+        import signal
+
+        for signum, handler in [(signum, self.handle) for signum in self.names] + list(also):
+            current = signal.getsignal(signum)
+            if current is None or (handler is not signal.SIG_DFL and current == signal.SIG_IGN):
+                continue  # None: a handler installed outside Python, which could not be put back
+            try:
+                self.previous[signum] = signal.signal(signum, handler)
+            except ValueError:  # not the main thread: the first change fails, nothing changed
+                return False
+        global _signal_gate
+        self.outer, _signal_gate = _signal_gate, self
+        return True
+
+    def remove(self) -> None:
+        """Put back the handlers and the wake-up descriptor it replaced."""
+        import signal
+
+        global _signal_gate
+        _signal_gate = self.outer
+        if self.wakeup is not None:
+            signal.set_wakeup_fd(self.wakeup[0])
+            for fd in self.wakeup[1:]:
+                os.close(fd)
+            self.wakeup = None
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+    def open_wakeup(self) -> None:
+        """Make a pipe the signal wake-up descriptor, for `wait`; where that cannot be done,
+        a wait may only act on a signal once it returns."""
+        import signal
+
         try:
-            while self.wakeup is not None and os.read(self.wakeup, 512):
-                pass
-        except OSError:  # empty (EAGAIN)
-            pass
+            read_end, write_end = os.pipe()
+        except OSError:
+            return
+        try:
+            os.set_blocking(read_end, False)
+            os.set_blocking(write_end, False)
+            previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        except (OSError, ValueError):
+            os.close(read_end)
+            os.close(write_end)
+            return
+        self.wakeup = (previous, read_end, write_end)
 
     def handle(self, signum: int, frame: Any) -> None:
         if self.first is None:
             self.first = signum
         if not self.held:
-            self.deliver()
+            self.act()
 
-    def deliver(self) -> None:
-        """Raise Interrupted for the first signal, if one came and none was raised yet."""
-        if self.first is not None and not self.raised:
-            self.raised = True
+    def act(self) -> None:
+        """Let the first signal act, if one came and none acted yet: Interrupted under the
+        command; a host's gate is removed by now, so the host's own handler gets it."""
+        if self.first is None or self.raised:
+            return
+        self.raised = True
+        if self.for_command:
             raise Interrupted(self.names[self.first])
+        import signal
 
-    def checkpoint(self) -> None:
-        """A point where an Interrupted leaves nothing behind (the caller's cleanup runs)."""
-        if not self.raised and self.first is not None:
-            self.deliver()
+        signal.raise_signal(self.first)
 
-    def open(self) -> int:
-        """Open a window (a wait that a signal must cut short): returns the holds to restore."""
+    def hold(self, checkpoint: bool) -> None:
+        if checkpoint and self.for_command:
+            self.act()  # a point where an Interrupted leaves nothing behind
+        self.held += 1
+
+    def release(self) -> None:
+        if self.held == 1 and not self.for_command:
+            self.remove()  # the host's handlers first: the signal goes to them
+        self.held = max(self.held - 1, 0)
+        if not self.held:
+            self.act()
+
+    def finish(self) -> Optional[str]:
+        """The command's call is done: from here on a signal is only noted.  The name of one
+        that came while the last step held it and has not acted, else None."""
+        self.held += 1
+        if self.first is None or self.raised:
+            return None
+        self.raised = True
+        return self.names[self.first]
+
+    def wait(self, poller: select.poll, milliseconds: Optional[float]) -> List[Tuple[int, int]]:
+        """poller.poll as a wait that a signal cuts short: the holds are lifted for it (a hook's
+        whole run is held), and the wake-up pipe is polled too, drained and left out of the
+        answer."""
+        import select
+
+        if self.wakeup is not None:
+            poller.register(self.wakeup[1], select.POLLIN)
         held, self.held = self.held, 0
-        self.deliver()
-        return held
-
-    def close(self, held: int) -> None:
-        self.held = held
-
-
-_interrupt_gate: Optional[InterruptGate] = None  # the magihook command's, while main() runs
-
-
-def active_gate() -> Optional[InterruptGate]:
-    """The command's InterruptGate when this thread is the one it holds, else None."""
-    gate = _interrupt_gate
-    if gate is None:
-        return None
-    import _thread
-
-    return gate if _thread.get_ident() == gate.thread else None
+        try:
+            self.act()
+            ready = poller.poll(milliseconds)
+        finally:
+            self.held = held
+            if self.wakeup is not None:
+                poller.unregister(self.wakeup[1])
+        if self.wakeup is None:
+            return ready
+        woken = [event for event in ready if event[0] == self.wakeup[1]]
+        try:
+            while woken and os.read(self.wakeup[1], 512):  # the handler has run by now
+                pass
+        except OSError:  # empty (EAGAIN)
+            pass
+        return [event for event in ready if event[0] != self.wakeup[1]]
 
 
-class SignalsHeld:
-    """`with SignalsHeld():` holds INTERRUPT_SIGNALS while a step that must not be cut in half
-    runs (starting a hook, ending its group, making or removing a payload_ref file), then
-    delivers the first one held.
+_signal_gate: Optional[SignalGate] = None  # the gate in place (the command's, or a host hold's)
 
-    Under the magihook command it counts a hold on the InterruptGate (no handler is swapped).
-    Elsewhere (run_phase in a host) it swaps the host's handlers for one that notes the signal
-    and raises the first one noted to the handler that was in place; `whole_call` holds, the
-    runner's wait aside, a hook's whole run and is a no-op there, so a host's Ctrl-C still cuts
-    a hook's wait short.  Handlers can only be changed, and only run, in the main thread;
-    elsewhere nothing is held.  A handler installed outside Python cannot be put back, and an
-    ignored signal interrupts nothing, so those are left alone.  It uses the C module under
-    `signal`, whose calls are ten times cheaper (it runs three times a hook).
+
+def wait_for_events(poller: select.poll, milliseconds: Optional[float]) -> List[Tuple[int, int]]:
+    """poller.poll, the waits of a hook's run and of a --stream that a signal cuts short under the
+    command (SignalGate.wait)."""
+    gate = SignalGate.active()
+    if gate is None or not gate.for_command:
+        return poller.poll(milliseconds)
+    return gate.wait(poller, milliseconds)
+
+
+class SignalHold:
+    """`with SignalHold():` holds INTERRUPT_SIGNALS while a step that must not be cut in half
+    runs (starting a hook, ending its group, making or removing a payload_ref file, writing a
+    line), then lets the first one held act (SignalGate).
+
+    `checkpoint`: the step begins at a point where nothing is left behind, so a signal held
+    before it acts first (and stops the call before the step).  `whole_call`: a hook's whole run,
+    held under the command (a signal only cuts its waits short); a host is not held for it, so a
+    host's Ctrl-C still acts at once.
     """
 
-    def __init__(self, whole_call: bool = False) -> None:
-        self._previous: Dict[int, Any] = {}
-        self._held: List[int] = []
-        self._whole_call = whole_call
-        self._gate: Optional[InterruptGate] = None
+    def __init__(self, checkpoint: bool = False, whole_call: bool = False) -> None:
+        self.checkpoint = checkpoint
+        self.whole_call = whole_call
+        self.gate: Optional[SignalGate] = None
 
-    def __enter__(self) -> SignalsHeld:
-        gate = active_gate()
+    def __enter__(self) -> SignalHold:
+        gate = SignalGate.active()
         if gate is not None:
-            gate.held += 1
-            self._gate = gate
-            return self
-        if self._whole_call:
-            return self
-        import _signal
-
-        for name in INTERRUPT_SIGNALS:
-            signum = getattr(_signal, name)
-            handler = _signal.getsignal(signum)
-            # An ignored signal cannot cut a section in half, and swapping SIG_IGN for a handler
-            # would hand a hook started meanwhile the default action instead (nohup, `&`).
-            if handler is not None and handler != _signal.SIG_IGN:
-                try:
-                    _signal.signal(signum, self._hold)
-                except ValueError:  # not the main thread
-                    break
-                self._previous[signum] = handler
+            gate.hold(self.checkpoint)
+        elif not self.whole_call:
+            gate = SignalGate(for_command=False, held=1)  # held before a signal can reach it
+            if not gate.install():
+                return self
+        self.gate = gate
         return self
 
-    def _hold(self, signum: int, frame: Any) -> None:
-        self._held.append(signum)
-
     def __exit__(self, *exc_info: Any) -> None:
-        gate = self._gate
-        if gate is not None:
-            gate.held = max(gate.held - 1, 0)
-            if not gate.held:
-                gate.deliver()
-            return
-        import _signal
-
-        for signum, handler in self._previous.items():
-            _signal.signal(signum, handler)
-        if self._held:
-            _signal.raise_signal(self._held[0])
+        if self.gate is not None:
+            self.gate.release()
 
 
 def communicate(
@@ -5382,10 +5456,6 @@ class _Exchange:
             self.poller.register(self.stdin_fd, select.POLLOUT)
         else:
             process.close_stdin()
-        self.gate = active_gate()
-        self.wakeup = self.gate.wakeup if self.gate is not None else None
-        if self.wakeup is not None:
-            self.poller.register(self.wakeup, select.POLLIN)
         self.exit_fd: Optional[int] = None
 
     def watch_exit(self) -> None:
@@ -5411,11 +5481,9 @@ class _Exchange:
                 return CATEGORY_TIMEOUT
             # Without a pidfd (not Linux) no descriptor reports the exit: ask every so often.
             wait = remaining if self.exit_fd is not None else min(remaining, EXIT_POLL_SECONDS)
-            for fd, _ in _wait(self.poller, wait):
+            for fd, _ in wait_for_events(self.poller, wait * 1000):
                 if fd == self.exit_fd:
                     exited = True
-                elif fd == self.wakeup and self.gate is not None:
-                    self.gate.drain()  # the handler has run (or runs at the next window)
                 elif fd in self.streams:
                     self.read(fd)
                 elif fd == self.stdin_fd:
@@ -5475,18 +5543,6 @@ class _Exchange:
         over = self.over_cap() or 0  # called once one is over
         return HookOutcome(CATEGORY_OUTPUT_LIMIT, "hook %s exceeded %d bytes"
                            % (("stdout", "stderr")[over], self.caps[over]), elapsed_ms=elapsed)
-
-
-def _wait(poller: select.poll, seconds: float) -> List[Tuple[int, int]]:
-    """poller.poll, the one wait of a hook's run that a signal cuts short (InterruptGate)."""
-    gate = active_gate()
-    if gate is None:
-        return poller.poll(seconds * 1000)
-    held = gate.open()
-    try:
-        return poller.poll(seconds * 1000)
-    finally:
-        gate.close(held)
 
 
 def _open_pidfd(pid: int) -> Optional[int]:
@@ -5569,10 +5625,10 @@ def _signal_name(number: int) -> Optional[str]:
 
 
 def _kill_group(pgid: int) -> None:
-    import _signal
+    import signal
 
     try:
-        os.killpg(pgid, _signal.SIGKILL)
+        os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -6648,9 +6704,9 @@ def _run_one_hook(
     `block`), the outcome, and the dialect hook's validated context (None otherwise).
     """
     # Under the magihook command a signal is only noted from the started record on, and cuts
-    # the run short where nothing is left behind (InterruptGate); either way a started hook gets
+    # the run short where nothing is left behind (SignalGate); either way a started hook gets
     # its terminal record before magihook exits, so replay never shows it running forever.
-    with SignalsHeld(whole_call=True):
+    with SignalHold(whole_call=True):
         begun = time.monotonic()
         run.lifecycle(hook, event, "started")
         try:
@@ -6693,14 +6749,11 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
     cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
     process: Optional[HookProcess] = None
-    gate = active_gate()
     try:
         # Signals wait while a payload_ref file may be made, and while the hook starts: neither
-        # may be left behind unknown.  Two sections, so that a signal held in the first stops
-        # the call before any hook starts.
-        if gate is not None:
-            gate.checkpoint()
-        with SignalsHeld():
+        # may be left behind unknown.  Two sections, each beginning at a checkpoint, so that a
+        # signal held in the first stops the call before any hook starts.
+        with SignalHold(checkpoint=True):
             try:
                 prepared = (run.payload_for(hook, event) if hook.dialect == MAGIHOOK_DIALECT
                             else dialect_payload(hook, event))
@@ -6711,9 +6764,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                 # file (OSError) can raise; a TypeError would be magihook's bug: exit 1.
                 return HookOutcome(CATEGORY_STDIN, "hook payload envelope could not be built",
                                    elapsed_ms=_elapsed_ms(started))
-        if gate is not None:
-            gate.checkpoint()
-        with SignalsHeld():
+        with SignalHold(checkpoint=True):
             try:
                 process = start_hook(command, cwd, dialect_env(hook, event),
                                      owns_process=run.owns_process)
@@ -6726,7 +6777,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                            (hook.stdout_max_bytes, hook.stderr_max_bytes))
     finally:
         if prepared is not None:
-            with SignalsHeld():
+            with SignalHold():
                 if process is not None:
                     end_hook(process)
                 prepared.cleanup()
@@ -8968,7 +9019,7 @@ class Output:
         if any(stream is dead for dead in self._dead):
             return
         try:
-            with SignalsHeld():  # a line is written whole, then a signal that came meanwhile acts
+            with SignalHold():  # a line is written whole, then a signal that came meanwhile acts
                 stream.write(data)
                 stream.flush()
         except OSError as exc:
@@ -9139,8 +9190,8 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
     if out.owns_stdio:
         _make_blocking(sys.stdin)
     owns_process = _owns_process(options)
-    gate = active_gate()
-    source = (WakingLineReader(sys.stdin.buffer.fileno(), gate)
+    gate = SignalGate.active()
+    source = (WakingLineReader(sys.stdin.buffer.fileno())
               if gate is not None and gate.wakeup is not None else sys.stdin.buffer)
     for line in stream_lines(source):
         if not line.strip(b" \t\r"):
@@ -9161,22 +9212,18 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
 
 
 class WakingLineReader:
-    """`readline(limit)` over a descriptor that waits in poll on it and on the InterruptGate's
-    wakeup pipe: between two events a --stream waits for input, and a signal that lands just
+    """`readline(limit)` over a descriptor that waits in poll (wait_for_events, which also wakes
+    on a signal): between two events a --stream waits for input, and a signal that lands just
     before a blocking read would otherwise wait for the next line to act."""
 
-    def __init__(self, fd: int, gate: InterruptGate) -> None:
+    def __init__(self, fd: int) -> None:
         import select
 
-        # cli_run_stream makes one only where the gate has its wakeup pipe.
-        assert gate.wakeup is not None
         self.fd = fd
-        self.gate = gate
         self.buffer = bytearray()
         self.eof = False
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN)
-        self.poller.register(gate.wakeup, select.POLLIN)
 
     def readline(self, limit: int) -> bytes:
         while True:
@@ -9189,10 +9236,7 @@ class WakingLineReader:
             self._fill()
 
     def _fill(self) -> None:
-        ready = [fd for fd, _ in self.poller.poll()]
-        if self.gate.wakeup in ready:
-            self.gate.drain()
-            self.gate.checkpoint()
+        ready = [fd for fd, _ in wait_for_events(self.poller, None)]
         if self.fd in ready:
             data = os.read(self.fd, READ_CHUNK)
             if data:
@@ -9613,7 +9657,7 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
     if not argv:
         out.error(USAGE)
         return EXIT_USAGE
-    gate, restore = _terminate_on_signals()
+    gate = _command_gate()
     try:
         # The gate raises Interrupted at most once, wherever the first signal of a burst lands
         # (even in a handler below): this outer `except` is the one place it ends up.
@@ -9621,17 +9665,13 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
             code = _run_command(argv, owns_process, out)
         except Interrupted as exc:
             code = _interrupted(out, str(exc))
-        if gate is not None:
-            gate.held += 1  # from here on a signal is only noted
-            if gate.first is not None and not gate.raised:  # noted while the last step held it
-                gate.raised = True
-                code = _interrupted(out, gate.names[gate.first])
-        return code
+        held = gate.finish() if gate is not None else None
+        return code if held is None else _interrupted(out, held)
     finally:
         # The command keeps its gate until os._exit (console_main): a late signal is noted, not
         # a traceback or a death by signal after the result.
-        if not owns_process:
-            restore()
+        if not owns_process and gate is not None:
+            gate.remove()
 
 
 def _run_command(argv: Sequence[str], owns_process: bool, out: Output) -> int:
@@ -9664,72 +9704,26 @@ def _interrupted(out: Output, name: str) -> int:
     return 128 + _signal_number(name)
 
 
-def _terminate_on_signals() -> Tuple[Optional[InterruptGate], Callable[[], None]]:
-    """INTERRUPT_SIGNALS go to an InterruptGate, which raises Interrupted so that the runner's
-    cleanup kills the hook's processes and removes payload_ref files before magihook exits.  A
+def _command_gate() -> Optional[SignalGate]:
+    """The command's SignalGate, in place with its wake-up pipe, so that a signal raises
+    Interrupted and the runner's cleanup kills the hook's processes and removes payload_ref files
+    before magihook exits; None outside the main thread (a host's handlers are left alone).  A
     signal the caller made us ignore (nohup, `&` in a script) stays ignored.  SIGCHLD gets its
     default action back: inherited as ignored, it would let the kernel reap a hook before
-    magihook reads its exit status.  Returns the gate (None outside the main thread) and a
-    function restoring the old handlers (main() may be called from a host program)."""
-    global _interrupt_gate
-    # The C modules: `import signal` builds its enums, ~0.5 ms of every call's start-up.
-    import _signal
-    import _thread
+    magihook reads its exit status."""
+    import signal
 
-    gate = InterruptGate(_thread.get_ident(),
-                         {getattr(_signal, name): name for name in INTERRUPT_SIGNALS})
-    wanted = [(signum, gate.handle) for signum in gate.names]
-    wanted.append((_signal.SIGCHLD, _signal.SIG_DFL))
-    previous = {}
-    for signum, handler in wanted:
-        current = _signal.getsignal(signum)
-        if current is None or (handler is not _signal.SIG_DFL and current == _signal.SIG_IGN):
-            continue  # None: a handler installed outside Python, which could not be put back
-        try:
-            previous[signum] = _signal.signal(signum, handler)
-        except ValueError:  # not the main thread: leave the host's handlers alone
-            return None, lambda: None
-    outer, _interrupt_gate = _interrupt_gate, gate
-    wakeup = _wakeup_pipe(gate)
-
-    def restore() -> None:
-        global _interrupt_gate
-        _interrupt_gate = outer
-        if wakeup is not None:
-            _signal.set_wakeup_fd(wakeup[0])
-            for fd in wakeup[1:]:
-                os.close(fd)
-        for signum, handler in previous.items():
-            _signal.signal(signum, handler)
-
-    return gate, restore
-
-
-def _wakeup_pipe(gate: InterruptGate) -> Optional[Tuple[int, int, int]]:
-    """Make a pipe the signal wakeup descriptor and give the gate its read end: (the previous
-    wakeup descriptor, read end, write end), or None where that cannot be done."""
-    import _signal
-
-    try:
-        read_end, write_end = os.pipe()
-    except OSError:
+    gate = SignalGate(for_command=True)
+    if not gate.install(also=[(signal.SIGCHLD, signal.SIG_DFL)]):
         return None
-    try:
-        os.set_blocking(read_end, False)
-        os.set_blocking(write_end, False)
-        previous = _signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
-    except (OSError, ValueError):
-        os.close(read_end)
-        os.close(write_end)
-        return None
-    gate.wakeup = read_end
-    return previous, read_end, write_end
+    gate.open_wakeup()
+    return gate
 
 
 def _signal_number(name: str) -> int:
-    import _signal
+    import signal
 
-    return int(getattr(_signal, name, _signal.SIGTERM))
+    return int(getattr(signal, name, signal.SIGTERM))
 
 
 def console_main() -> None:
