@@ -1601,7 +1601,7 @@ def settings_from_document(
     engine: str = "builtin",
 ) -> Settings:
     """Validate a settings document and build the frozen Settings (defaults and inheritance)."""
-    error = schema_error(document, engine)
+    error = hooks_near_miss(document) or schema_error(document, engine)
     if error is not None:
         raise SettingsError("%s: %s: %s" % (path or "settings", error[0], error[1]))
     hooks = document.get("hooks") or {}
@@ -1631,6 +1631,26 @@ def settings_from_document(
         **globals_,
         **phase_hooks,
     )
+
+
+def hooks_near_miss(document: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
+    """(JSON path, why) of a top-level key that is a near miss of `hooks` (`hook`, `Hooks`,
+    `hooks_`), or None: every other top-level key is the agent's own and ignored, so a near miss
+    would turn every guard off without a word.  Only keys that fold to h... are compared, so
+    the agent's own keys (`tools`) never are."""
+    for key in document:
+        folded = re.sub(r"[^a-z]", "", key.lower()) if isinstance(key, str) else ""
+        if key != "hooks" and folded.startswith("h") and (
+                folded == "hooks" or _close_to_hooks(folded)):
+            return (json_path([key]), "unknown top-level key, a near miss of 'hooks' (did you mean "
+                    "'hooks'?): as it is, no hook in this file would run")
+    return None
+
+
+def _close_to_hooks(word: str) -> bool:
+    import difflib  # only for a top-level key that starts with h
+
+    return difflib.SequenceMatcher(None, word, "hooks").ratio() >= 0.8
 
 
 def _hook_definition(
@@ -5920,11 +5940,17 @@ def hook_subject(hook: HookDefinition, tool: Optional[str] = None) -> str:
     return "hook %s (%s #%d%s)" % (hook.label, hook.phase, hook.index, ", " + tool if tool else "")
 
 
+# What a failed `warn` hook let through, said plainly: a guard that crashed must not read as a
+# note, since the call it was meant to judge ran without it.
+WENT_ON = {"before_tool": "the call went on", "after_tool": "the tool result went on"}
+
+
 def failure_warning(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome) -> str:
     """The one sanitized warning line for a failed hook under policy `warn`."""
     return sanitize_message(
-        "%s failed: %s: %s" % (hook_subject(hook, event.tool_name), outcome.category,
-                               outcome.message or "failed"),
+        "%s failed: %s: %s; %s without it (failure_policy warn)" % (
+            hook_subject(hook, event.tool_name), outcome.category, outcome.message or "failed",
+            WENT_ON.get(hook.phase, "the message went on")),
         400,
     )
 
@@ -6507,12 +6533,17 @@ class PhaseRun:
 
     def __init__(self, settings: Settings, session: Optional[SessionFile],
                  on_row: Optional[Callable[[Mapping[str, Any]], None]],
-                 owns_process: bool = False, deliver_context: bool = True) -> None:
+                 owns_process: bool = False, deliver_context: bool = True,
+                 on_failure: Optional[Callable[[HookDefinition, HookOutcome], None]] = None,
+                 ) -> None:
         self.settings = settings
         self.session = session
         self.on_row = on_row
         self.owns_process = owns_process  # see start_hook
         self.deliver_context = deliver_context  # see _run_phase
+        # `magihook test` only: it shows the person at the terminal why a hook failed (its
+        # stderr's first line); nothing of it goes in a record, a warning or the result.
+        self.on_failure = on_failure
         self.events: List[Dict[str, Any]] = []
         self.warnings: List[str] = []
         self.display: List[Dict[str, Any]] = []
@@ -6605,17 +6636,19 @@ def _run_phase(
     settings: Settings, phase: str, event: Mapping[str, Any], session_path: Optional[str] = None,
     cwd: Optional[str] = None, on_row: Optional[Callable[[Mapping[str, Any]], None]] = None,
     owns_process: bool = False, deliver_context: bool = True,
+    on_failure: Optional[Callable[[HookDefinition, HookOutcome], None]] = None,
 ) -> PhaseResult:
     """run_phase for an event known to be plain JSON (decode_event's output): the CLI skips the
     API's walk over the whole event, which costs seconds on a 32 MiB one.  `owns_process`: see
     start_hook.  `deliver_context` false: no context item reaches the provider (an agent's
-    end-of-turn event), so valid items are audited as `not_delivered` and not returned."""
+    end-of-turn event), so valid items are audited as `not_delivered` and not returned.
+    `on_failure`: see PhaseRun."""
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
     if owns_process and hooks:
         _sweep_once()
-    run = PhaseRun(settings, session, on_row, owns_process, deliver_context)
+    run = PhaseRun(settings, session, on_row, owns_process, deliver_context, on_failure)
     try:
         verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
                    else _refuse_untrusted(run, hooks, tool_event))
@@ -6672,6 +6705,8 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
         hook, outcome, injection = _run_one_hook(run, hook, event)
         if outcome.category is not None:
             verdict = _apply_failure_policy(run, hook, event, outcome)
+            if run.on_failure is not None:
+                run.on_failure(hook, outcome)
         if hook.injects:
             if outcome.category is not None or injection is None:
                 injection = injection_outcome(hook, outcome)
@@ -8358,7 +8393,10 @@ def _script_file_notes(subject: str, script: str, cwd: str, login: LoginShell,
     if not os.path.isfile(path):
         report.findings.append("%s: runs %s, which does not exist in %s (hooks run in the agent's "
                                "cwd)" % (subject, script, cwd))
-    elif executable and not os.access(path, os.X_OK):
+        return
+    if not os.path.isabs(script):
+        report.findings.append(relative_script_note(subject, script, cwd))
+    if executable and not os.access(path, os.X_OK):
         report.findings.append("%s: runs %s, which is not executable (chmod +x it)" % (subject, script))
     elif executable:
         try:
@@ -8370,6 +8408,45 @@ def _script_file_notes(subject: str, script: str, cwd: str, login: LoginShell,
         match = re.match(r"#!\s*/usr/bin/env\s+(?:-S\s+)?([^\s]+)", first_line)
         if match:
             _tool_notes(subject, match.group(1), login, report)
+
+
+def relative_script_note(subject: str, script: str, cwd: str) -> str:
+    """A script named by a relative path is found only from one folder: an agent that works in a
+    subfolder runs the hook where the script is not (exit 127: blocked under block, the guard
+    gone under warn)."""
+    import shlex
+
+    return ("%s: runs %s by a relative path, so it is found only while the agent's cwd is %s: "
+            "from a subfolder it is not found and the hook fails; use its absolute path, %s"
+            % (subject, script, cwd, shlex.quote(os.path.normpath(os.path.join(cwd, script)))))
+
+
+# Words in a before_tool hook's label or script name that say it is meant to stop calls (and a
+# leading "no-": `no-force-push`).
+GUARD_WORDS = re.compile(r"guard|block|deny|protect|forbid|prevent|reject|veto|danger|firewall|"
+                         r"secret|validat|policy|allowlist|^no[-_]", re.IGNORECASE)
+
+
+def weak_guard_note(hook: HookDefinition) -> Optional[str]:
+    """A before_tool hook named like a guard whose policy cannot block: under warn or ignore its
+    non-zero exit only warns (or nothing), and a crash lets the call through.  A dialect hook
+    blocks by its agent's deny whatever its policy, so it is not one."""
+    import shlex
+
+    if hook.phase != "before_tool" or hook.failure_policy not in ("warn", "ignore") or (
+            hook.dialect != MAGIHOOK_DIALECT):
+        return None
+    try:
+        words = [os.path.basename(word) for word in shlex.split(hook.command)]
+    except ValueError:
+        words = []
+    names = [hook.label] + words if hook.label != DEFAULT_LABEL else words
+    found = next((m.group(0) for m in map(GUARD_WORDS.search, names) if m), None)
+    if found is None:
+        return None
+    return ("looks like a guard (%r) but its failure_policy is %s: its non-zero exit never "
+            "blocks a call, and when it crashes, times out or is not found the call goes on; "
+            "set \"failure_policy\": \"block\"" % (found.lower(), hook.failure_policy))
 
 
 def _tool_notes(subject: str, tool: str, login: LoginShell, report: DoctorReport) -> None:
@@ -8415,14 +8492,15 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
                             % (hook_subject(hook), rejection))
         else:
             script_notes(hook, cwd, login, report)
-        notes = [note for note in (redacted_guard_note(hook), injection_note(hook)) if note]
+        notes = [note for note in (redacted_guard_note(hook), weak_guard_note(hook),
+                                   injection_note(hook)) if note]
         findings += ["%s: %s" % (hook_subject(hook), note) for note in notes + filter_notes(hook)]
     return report
 
 
 # -- Init -----------------------------------------------------------------------------------------
 
-INIT_GUARD = '''#!/usr/bin/env python3
+INIT_GUARD = r'''#!/usr/bin/env python3
 """before_tool guard (magihook): blocks dangerous bash commands.
 
 It blocks by exiting non-zero while its policy is "block".  It needs "payload": "full": a
@@ -8430,27 +8508,117 @@ redacted payload shows {"redacted": true, ...} instead of the command.
 """
 import json
 import re
+import shlex
 import sys
 
+# Patterns searched anywhere in the command.
 DANGEROUS = (
-    (r"\\brm\\s+(-[A-Za-z]+\\s+)*-[A-Za-z]*[rR][A-Za-z]*\\s+(-[A-Za-z]+\\s+)*(/|~|\\$HOME)(\\*|/)?(\\s|;|&|$)",
-     "rm -r of / or of the home folder"),
-    (r"\\bgit\\s+push\\b.*\\s(--force(?!-with-lease)|-f)\\b", "git push --force"),
-    (r"\\b(curl|wget)\\b[^|]*\\|\\s*(sudo\\s+)?(ba|z|da)?sh\\b", "a download piped into a shell"),
-    (r"\\bmkfs(\\.[a-z0-9]+)?\\s", "mkfs"),
-    (r"\\bdd\\b.*\\bof=/dev/", "dd onto a device"),
+    (r"\bgit\s+push\b.*\s(--force(?!-with-lease)|-f)\b", "git push --force"),
+    (r"\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b", "a download piped into a shell"),
+    (r"\bmkfs(\.[a-z0-9]+)?\s", "mkfs"),
+    (r"\bdd\b.*\bof=/dev/", "dd onto a device"),
 )
+# Words that run a command named later on their line (`sudo -u x rm ...`, `env A=1 rm ...`),
+# and shell keywords that come before a command.
+RUNNERS = {"sudo", "doas", "env", "command", "exec", "nice", "nohup", "time", "timeout",
+           "xargs", "stdbuf", "ionice", "chroot", "builtin", "then", "do", "else", "if", "while",
+           "until", "!", "{"}
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
+HOME = {"/", "/*", "~", "~/", "~/*", "$HOME", "$HOME/", "$HOME/*", "${HOME}", "${HOME}/"}
+
+
+def simple_commands(command):
+    """The words of each simple command, split where bash splits them (; & | ( ) and lines)."""
+    lexer = shlex.shlex(command.replace("\n", ";"), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # an unbalanced quote: split roughly, erring towards a block
+        tokens = re.split(r"\s+|([;&|()]+)", command)
+    words = []
+    for token in tokens:
+        if not token:
+            continue
+        if re.fullmatch(r"[;&|()<>]+", token):
+            yield words
+            words = []
+        else:
+            words.append(token)
+    yield words
+
+
+def name(word):
+    return word.lstrip("\\`$(").rsplit("/", 1)[-1]
+
+
+def rm_words(words):
+    """The words after `rm` when this simple command runs rm (directly, or through a runner
+    such as sudo or env), else None."""
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        words = words[1:]  # `NAME=value rm ...`
+    if not words:
+        return None
+    if name(words[0]) == "rm":
+        return words[1:]
+    if name(words[0]) in RUNNERS:
+        rest = [i for i, word in enumerate(words) if name(word) == "rm"]
+        return words[rest[0] + 1:] if rest else None
+    return None
+
+
+def rm_danger(arguments):
+    """Why this rm must not run (a recursive forced delete, or a recursive one of / or ~)."""
+    flags, targets = set(), []
+    for index, word in enumerate(arguments):
+        if word == "--":
+            targets += arguments[index + 1:]
+            break
+        if word in ("--recursive", "--force"):
+            flags.add(word[2])
+        elif re.fullmatch(r"-[A-Za-z]+", word):
+            flags.update(word[1:].lower())
+        elif not word.startswith("-"):
+            targets.append(word)
+    if "r" in flags and "f" in flags:
+        return "rm -r -f (a recursive forced delete)"
+    if "r" in flags and any(target in HOME for target in targets):
+        return "rm -r of / or of the home folder"
+    return None
+
+
+def shell_commands(command, depth=0):
+    """Every simple command, with those of `bash -c '...'` inside it."""
+    for words in simple_commands(command):
+        yield words
+        if depth < 3 and words and name(words[0]) in SHELLS and "-c" in words[:-1]:
+            inner = words[words.index("-c") + 1]
+            for nested in shell_commands(inner, depth + 1):
+                yield nested
+
+
+def danger(command):
+    for words in shell_commands(command):
+        arguments = rm_words(words)
+        if arguments is not None:
+            why = rm_danger(arguments)
+            if why:
+                return why
+    for pattern, what in DANGEROUS:
+        if re.search(pattern, command):
+            return what
+    return None
+
 
 payload = json.load(sys.stdin)
 command = (payload.get("request") or {}).get("command")
 if not isinstance(command, str):
     # Redacted, or no command at all: refuse rather than let an unseen command through.
-    print("guard: no command to check (is its payload \\"full\\"?)", file=sys.stderr)
+    print("guard: no command to check (is its payload \"full\"?)", file=sys.stderr)
     sys.exit(2)
-for pattern, what in DANGEROUS:
-    if re.search(pattern, command):
-        print("guard: blocked " + what, file=sys.stderr)
-        sys.exit(42)
+what = danger(command)
+if what:
+    print("guard: blocked " + what, file=sys.stderr)
+    sys.exit(42)
 '''
 
 INIT_AUDIT = '''#!/usr/bin/env bash
@@ -8521,6 +8689,7 @@ def _init_cases() -> str:
                                      "request": {"command": command}},
                            "expect": {"verdict": verdict}})
     return "\n".join((case("blocks-rm-rf-root", "rm -rf /", "block"),
+                      case("blocks-rm-rf-build", "cd app && sudo rm -r -f build", "block"),
                       case("blocks-force-push", "git push --force origin main", "block"),
                       case("lets-ls-through", "ls -la", "continue"))) + "\n"
 
@@ -8621,11 +8790,64 @@ def case_failure(case: HookCase, result: Mapping[str, Any]) -> Optional[str]:
         if key in case.expect and want != got:
             wrong.append("expected %s %s, got %s" % (key.replace("_", " "), _short_json(want),
                                                       _short_json(got)))
-    if not wrong:
-        return None
-    if result["warnings"]:
-        wrong.append("warnings: " + " | ".join(result["warnings"]))
-    return "; ".join(wrong)
+    return "; ".join(wrong) if wrong else None
+
+
+# How much of a failed hook's stderr a test line shows: its first line, for the person at the
+# terminal only (never a record, a result or an agent's answer), redacted and capped.
+STDERR_HEAD_MAX_CHARS = 200
+TEST_LINE_MAX_CHARS = 1500
+
+
+def stderr_head(outcome: HookOutcome) -> str:
+    """The first non-blank line of a hook's stderr, redacted and capped ("" when none)."""
+    text = outcome.stderr[:64 * 1024].decode("utf-8", "replace")
+    for line in text.splitlines():
+        if line.strip():
+            return sanitize_message(line.strip(), STDERR_HEAD_MAX_CHARS)
+    return ""
+
+
+def failure_reason(hook: HookDefinition, outcome: HookOutcome) -> str:
+    """Why a hook failed, for a test line: its category and message, then its stderr's head."""
+    head = stderr_head(outcome)
+    return "%s failed: %s: %s%s" % (hook_subject(hook), outcome.category,
+                                    outcome.message or "failed",
+                                    "; its stderr: " + head if head else "")
+
+
+def case_line(case: HookCase, result: Mapping[str, Any],
+              failures: Sequence[Tuple[HookDefinition, HookOutcome]], strict: bool
+              ) -> Tuple[bool, str]:
+    """(passed, the PASS or FAIL line) of one case.  A FAIL says why: each failed hook's
+    category and stderr head (else the warnings).  A PASS shows every warning, and which hook
+    blocked or failed the call and why, so that a case passing for the wrong reason (a guard
+    that cannot start) shows it."""
+    warnings = ["warning: " + warning for warning in result["warnings"]]
+    wrong = case_failure(case, result)
+    if wrong is None and strict and warnings:
+        wrong = "a warning under --strict"
+    if wrong is not None:
+        why = ["why: " + failure_reason(hook, outcome) for hook, outcome in failures]
+        return False, "FAIL %s: %s" % (case.name, "; ".join([wrong] + (why or warnings)))
+    stopped = ["%s by %s" % (VERDICT_DONE.get(result["verdict"], ""), failure_reason(hook, outcome))
+               for hook, outcome in failures if hook.failure_policy in ("block", "fail")]
+    notes = stopped + warnings
+    return True, "PASS %s%s" % (case.name, " (%s)" % "; ".join(notes) if notes else "")
+
+
+VERDICT_DONE = {"block": "blocked", "fail": "failed"}
+
+
+def run_case(settings: Settings, case: HookCase
+             ) -> Tuple[PhaseResult, List[Tuple[HookDefinition, HookOutcome]]]:
+    """A case's result, and each hook that failed with how (its stderr for the test line)."""
+    failures: List[Tuple[HookDefinition, HookOutcome]] = []
+
+    def failed(hook: HookDefinition, outcome: HookOutcome) -> None:
+        failures.append((hook, outcome))
+
+    return _run_phase(settings, case.phase, case.event, on_failure=failed), failures
 
 
 def _short_json(value: Any) -> str:
@@ -8763,8 +8985,9 @@ exit codes: 0 converted; 2 bad file or usage
 doctor: what would make a hook fail or fail open
 usage: doctor [--config PATH]
 text: Prints the settings in force and the search that found them, then one finding a line for what
-  would make a hook fail or fail open: preflight, a missing or non-executable script, tools the
-  login shell's PATH lacks, a guard on a redacted payload, filters that never match, a stdout cap
+  would make a hook fail or fail open: preflight, a missing or non-executable script, a script
+  named by a relative path (it breaks from a subfolder), tools the login shell's PATH lacks, a
+  guard on a redacted payload or under warn or ignore, filters that never match, a stdout cap
   below the context limit, a login profile that prints, an untrusted project file.  Runs /bin/bash
   -lc once to see the hooks' PATH; no hook.
 option: --config PATH
@@ -8781,11 +9004,14 @@ exit codes: 0 written; 2 a file already exists or cannot be written
 environment: HOME
 
 test: run hook test cases: events and expected verdicts
-usage: test CASES.jsonl [--config PATH]
+usage: test CASES.jsonl [--config PATH] [--strict]
 text: Runs each case's event through the real hooks and compares the result.  One case a line:
   {"name": ..., "phase": ..., "event": {...}, "expect": {"verdict": "block"}} (expect may hold
-  context_items too).  Prints PASS or FAIL a case and a summary.
+  context_items too).  Prints PASS or FAIL a case and a summary; each warning goes on its PASS
+  line and on stderr, a FAIL says why (the failed hook's category and the first line of its
+  stderr, redacted), and so does a PASS whose call a hook blocked.
 option: --config PATH | the settings file (else the search below, from this folder)
+option: --strict | fail a case that produced a warning (a hook that failed under warn)
 exit codes: 0 all pass; 3 any fails; 2 bad cases file or settings
 environment: MAGIHOOK_CONFIG HOME TMPDIR
 ends with: the settings search
@@ -8942,7 +9168,7 @@ COMMAND_OPTIONS: Mapping[str, Tuple[Mapping[str, bool], Union[int, Tuple[int, in
     "import": ({"--scripts": True, "--plugin-root": True}, 2),
     "doctor": ({"--config": True}, 0),
     "init": ({}, 0),
-    "test": ({"--config": True}, 1),
+    "test": ({"--config": True, "--strict": False}, 1),
     "trust": ({"--list": False, "--revoke": True}, (0, 1)),
 })
 
@@ -9106,7 +9332,18 @@ def cli_run(options: Mapping[str, Any], out: Output) -> int:
                        on_row=_live_rows(out, bool(options.get("--tui"))),
                        owns_process=_owns_process(options))
     out.json(result)
+    print_warnings(out, result["warnings"])
     return exit_code_for(result)
+
+
+def print_warnings(out: Output, warnings: Sequence[str]) -> None:
+    """`run` and `test` print each warning on stderr too, so that the person at the terminal
+    sees a guard that failed and let the call through (the result's JSON alone hides it).
+    `--stream` does not: its host reads the warnings from each result line, and a host that
+    never reads our stderr must not stall a long stream on a full pipe."""
+    for warning in warnings:
+        text = warning[len("magihook: "):] if warning.startswith("magihook: ") else warning
+        out.error("magihook: warning: " + text)
 
 
 def event_cwd(document: Any) -> Optional[str]:
@@ -9317,17 +9554,12 @@ def _settings_path_argument(options: Mapping[str, Any]) -> Optional[str]:
 
 
 def _inert_note(document: Mapping[str, Any], settings: Settings) -> Optional[str]:
-    """Why a valid settings file runs no hook at all: a top-level typo is otherwise silent."""
+    """Why a valid settings file runs no hook at all (a near miss of `hooks` is an error)."""
     if "hooks" not in document:
-        return "no 'hooks' key, so no hook runs%s" % _did_you_mean_top_level(document)
+        return "no 'hooks' key, so no hook runs"
     if not settings.enabled:
         return "hooks.enabled is not true, so no hook runs"
     return None
-
-
-def _did_you_mean_top_level(document: Mapping[str, Any]) -> str:
-    close = [key for key in document if isinstance(key, str) and _suggest("hooks", [key])]
-    return " (is %r meant to be 'hooks'?)" % close[0] if close else ""
 
 
 def cli_config(options: Mapping[str, Any], out: Output) -> int:
@@ -9506,8 +9738,9 @@ def cli_init(options: Mapping[str, Any], out: Output) -> int:
 
 
 def cli_test(options: Mapping[str, Any], out: Output) -> int:
-    """`test CASES.jsonl`: each case's event through the real pipeline, its verdict (and
-    context items) against the expected ones.  Exit 0 when all pass, 3 when any fails."""
+    """`test CASES.jsonl [--strict]`: each case's event through the real pipeline, its verdict
+    (and context items) against the expected ones; `--strict` fails a case with a warning.  Exit
+    0 when all pass, 3 when any fails."""
     cases = read_cases(options["args"][0])
     settings = load_settings(options.get("--config"), engine=_best_engine())
     if settings.untrusted is not None:
@@ -9515,10 +9748,11 @@ def cli_test(options: Mapping[str, Any], out: Output) -> int:
                             "(or name it with --config)" % (settings.path, settings.untrusted))
     failed = 0
     for case in cases:
-        failure = case_failure(case, _run_phase(settings, case.phase, case.event))
-        failed += failure is not None
-        out.text(_terminal_text("PASS %s" % case.name if failure is None
-                                else "FAIL %s: %s" % (case.name, failure)))
+        result, failures = run_case(settings, case)
+        passed, line = case_line(case, result, failures, bool(options.get("--strict")))
+        failed += not passed
+        print_warnings(out, result["warnings"])
+        out.text(sanitize_message(line, TEST_LINE_MAX_CHARS))
     out.text("%d passed, %d failed" % (len(cases) - failed, failed))
     return EXIT_FINDINGS if failed else 0
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, after_event, bash_event, fresh_python, run_cli, write_script, write_settings
+from conftest import EXAMPLES, WENT_ON, after_event, bash_event, fresh_python, run_cli, write_script, write_settings
 
 import magihook
 
@@ -210,7 +210,8 @@ def test_adapt_warnings_reach_the_user_field_only(project, agent, stdin, tool, e
     result = adapt(agent, project, stdin(project, tool, {"command": "ls"}, event_name), settings)
     assert (result.returncode, result.stderr) == (0, "")
     assert result.json == {"systemMessage": (
-        "magihook: hook flaky (before_tool #0, bash) failed: exit: hook exited with status 1")}
+        "magihook: hook flaky (before_tool #0, bash) failed: exit: hook exited with status 1"
+        + WENT_ON)}
 
 
 @pytest.mark.parametrize("agent,stdin,tool,event_name,response", [
@@ -785,7 +786,7 @@ def test_allow_never_overrides_another_hooks_deny(project):
 
 @pytest.mark.parametrize("policy,code,verdict,warnings", [
     ("warn", 0, "continue", ["hook h (before_tool #0, bash) failed: exit: hook exited with "
-                             "status 2 without a reason on stderr"]),
+                             "status 2 without a reason on stderr" + WENT_ON]),
     ("block", 3, "block", []),
 ])
 def test_codex_exit_2_needs_a_reason(project, policy, code, verdict, warnings):
@@ -823,7 +824,7 @@ def test_codex_patch_guard_through_adapt(project):
     assert (result.returncode, result.stderr) == (0, "")
     assert result.json == {"systemMessage": "magihook: hook h (before_tool #0, hash_edit) failed: "
                                             "exit: hook returned permissionDecision deny without a "
-                                            "reason"}
+                                            "reason" + WENT_ON}
 
 
 def test_gemini_guard_through_adapt(project):
@@ -962,7 +963,7 @@ def test_dialect_stdin_over_1_mib_is_a_stdin_failure(project):
     result = run_phase_cli(project, "before_tool", settings, event)
     assert result.json["warnings"] == [
         "hook h (before_tool #0, write) failed: stdin: claude-code hook stdin would be larger "
-        "than 1048576 bytes and a dialect hook cannot take a payload_ref"]
+        "than 1048576 bytes and a dialect hook cannot take a payload_ref" + WENT_ON]
     assert not (project / "captured.jsonl").exists()
 
 
@@ -1320,7 +1321,7 @@ def test_a_dialect_guard_cannot_see_a_call_past_the_stdin_cap(project):
     assert (result.returncode, result.stderr) == (0, "")
     assert result.json == {"systemMessage": (
         "magihook: hook g (before_tool #0, write) failed: stdin: claude-code hook stdin would be "
-        "larger than 1048576 bytes and a dialect hook cannot take a payload_ref")}
+        "larger than 1048576 bytes and a dialect hook cannot take a payload_ref" + WENT_ON)}
     assert not (project / "ran.txt").exists()
 
 

@@ -250,7 +250,7 @@ ADVERSARIAL = {
 }
 
 
-CPU_BOUND = 5.0  # seconds of CPU for 1 MiB
+CPU_BOUND = 20.0  # seconds of CPU for 1 MiB: a hang detector, never a speed check
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))

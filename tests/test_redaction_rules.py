@@ -9,7 +9,6 @@ import sys
 import time
 
 import pytest
-from conftest import cpu_ratio
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -271,28 +270,6 @@ def test_a_rule_whose_pattern_starts_behind_the_lead_is_picked_by_that_literal()
     assert _spans_of_picked_rules("see " + rule.example) == _spans_of_every_rule("see " + rule.example) != []
 
 
-def _cpu(fn, *args):
-    start = time.process_time()
-    fn(*args)
-    return time.process_time() - start
-
-
-def test_a_short_text_costs_a_fraction_of_compiling_its_leads(monkeypatch):
-    # CPU time, a ratio: a short path string with "_", "-" and "." in it must not pay for
-    # compiling every rule of those leads (what a one-hook write or ffgrep call would pay).
-    path = "/home/dev/my_project/src/some-file.name_v2.py"
-    leads = [lead for lead in magihook._prefixed_leads() if lead in path]
-    monkeypatch.setattr(magihook, "_LEAD_RES", {})
-    monkeypatch.setattr(magihook, "_PICKED_CHARS", {})
-    magihook._picked_re.cache_clear()
-    re.purge()
-    short = _cpu(magihook._prefixed_spans, path)
-    re.purge()
-    full = _cpu(lambda: [magihook._lead_regex(lead, magihook._lead_rules(lead)) for lead in leads])
-    print("short text %.3f ms, compiling its leads %.3f ms" % (short * 1000, full * 1000))
-    assert short < full / 10
-
-
 def test_a_rule_led_by_its_lead_alone_is_picked_only_where_a_token_can_start(monkeypatch):
     # A Discord bot token's only literal is its dots, a Facebook token's its "|": a path or a
     # grep pattern holds them, and compiling those rules is most of what a write or ffgrep call
@@ -354,31 +331,12 @@ def test_a_page_of_output_picks_its_rules_and_a_longer_text_compiles_them(monkey
     assert {"_", "-", "."} <= set(magihook._LEAD_RES)
 
 
-# ---- speed: CPU-time ratios, never wall-clock bounds ---------------------------------------
+# ---- cost: the benches still run; hang bounds only (figures: bench/cost_checks.py) ------------
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
 import corpus  # noqa: E402
 
 MIB = 1024 * 1024
-
-
-def _lead_scan(text):
-    # What one pass per lead costs at the least: the engine finds the lead, the pattern fails.
-    for pattern in _BARE:
-        for _ in pattern.finditer(text):
-            pass
-
-
-_BARE = [re.compile(re.escape(lead) + "(?!)") for lead in magihook._prefixed_leads()]
-
-
-@pytest.mark.parametrize("kind", list(corpus.KINDS) + ["mixed"])
-def test_the_whole_table_costs_little_more_than_scanning_for_its_leads(kind):
-    # ~170 rules, yet each lead is still one pass: a few times the cost of finding the leads.
-    text = corpus.text(kind, MIB)
-    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text))
-    print("%s: %.2f× the lead scan" % (kind, ratio))
-    assert ratio <= 4
 
 
 def test_the_floor_bench_measures_every_kind_against_the_budget():
@@ -409,15 +367,6 @@ def test_the_instruction_bench_counts_the_same_twice():
     assert 50 < count < 1000 and abs(base / count - 1) < 0.01 and abs(ratio - 1) < 0.01, row
 
 
-def test_tokens_cost_linear_time():
-    small, _ = corpus.with_secrets(corpus.text("mixed", MIB, seed=1))
-    large, _ = corpus.with_secrets(corpus.text("mixed", 4 * MIB, seed=4))
-    growth = cpu_ratio(lambda: magihook._prefixed_spans(large), lambda: magihook._prefixed_spans(small),
-                       rounds=3) * len(small) / len(large)
-    print("per character, 4 MiB vs 1 MiB: %.2f×" % growth)
-    assert growth <= 1.5
-
-
 ADVERSARIAL = {
     "separators": "ab_" * (MIB // 3), "dashes": "ab-cd" * (MIB // 5), "prefixes": "sk_live_" * (MIB // 8),
     "glued": ("ghp_" + "a" * 36 + "_") * (MIB // 41), "sas": "?sig=" + "A%2B" * (MIB // 4),
@@ -429,21 +378,25 @@ ADVERSARIAL = {
 }
 
 
+# CPU seconds 1 MiB of hostile text may cost the prefixed rules: a hang detector (a rule that
+# backtracks quadratically takes minutes), never a speed check.  Figures: bench/cost_checks.py.
+HANG_CPU_SECONDS = 20
+
+
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_adversarial_input_costs_a_few_passes(name):
+def test_adversarial_input_never_hangs(name):
     text = ADVERSARIAL[name]
-    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text), rounds=2)
-    print("%s: %.1f× the lead scan" % (name, ratio))
-    assert ratio <= 100
+    start = time.process_time()
+    magihook._prefixed_spans(text)
+    assert time.process_time() - start < HANG_CPU_SECONDS
 
 
-def test_a_context_rule_costs_little_where_its_command_is_absent():
-    # 1 MiB of openssl's " -passout pass:" is 65,536 matches of mysql's -p rule: with no mysql
-    # in the text, each is rejected without reading its line (it cost ~70x the lead scan).
+def test_a_context_rule_is_taken_only_on_its_commands_line():
+    # 1 MiB of openssl's " -passout pass:" is 65,536 matches of mysql's -p rule, with no mysql.
     text = " -passout pass:" * (MIB // 15)
-    ratio = cpu_ratio(lambda: magihook._prefixed_spans(text), lambda: _lead_scan(text), rounds=3)
-    print("-passout: %.1f× the lead scan" % ratio)
-    assert ratio <= 35
+    start = time.process_time()
+    assert magihook._prefixed_spans(text) == []
+    assert time.process_time() - start < HANG_CPU_SECONDS
     # The command still counts on its own line, and only there.
     assert magihook.redact_credentials("mysql -u app -pQE8FQumlIlKM5LLO\n" + text[:64]) == \
         "mysql -u app -p<redacted:credential>\n" + text[:64]

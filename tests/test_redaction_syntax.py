@@ -2,12 +2,11 @@
 HTTP and URL forms, key names, look-alikes kept, repeated values, and the corpus figures."""
 import json
 import os
-import re
 import sys
 import time
 
 import pytest
-from conftest import cpu_ratio, fresh_python, run_cli, write_script, write_settings
+from conftest import fresh_python, run_cli, write_script, write_settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -152,27 +151,6 @@ def test_lowered_keeps_positions_and_lowers_only_ascii():
             not c.isascii() for c in text)
 
 
-def test_non_ascii_text_is_lowered_about_as_fast_as_ascii():
-    # CPU time ratio, not a wall clock: one em dash made str.lower() about 7x slower (the named
-    # family runs on the lowered copy); lowering only ASCII keeps it within about 2x.
-    base = "export TOKEN_COUNT=5 path=/srv/x user=bob keyboard author session tokens\n" * 28000
-    dashed = base.replace("user", "us\u2014r", 1)
-    # (str.lower() measures 8-13x here, _lowered about 2x.)  The whole of redact_credentials is not
-    # compared: its ratio swings between 0.6x and 2x on a busy machine whichever lowering is used.
-    assert cpu_ratio(lambda: magihook._lowered(dashed), lambda: magihook._lowered(base)) < 4
-
-
-def test_repeated_values_stay_linear():
-    # Many distinct named secrets: the copy search is bounded (_REPEAT_MAX), so 4x the text costs
-    # about 4x, not 16x.
-    line = "api_key=%s other text and more words here\n"
-    small = "".join(line % ("k%07dZq8rT2wLp" % i) for i in range(4000))
-    big = "".join(line % ("k%07dZq8rT2wLp" % i) for i in range(16000))
-
-    assert cpu_ratio(lambda: magihook.redact_credentials(big), lambda: magihook.redact_credentials(small),
-                     rounds=3) < 8
-
-
 def test_a_short_text_compiles_only_the_passes_it_can_match():
     # A fresh process: the patterns are compiled on first use, 2-3 ms each.
     code = ("import magihook as m\n"
@@ -264,18 +242,19 @@ ADVERSARIAL = {
 }
 
 
-_BARE_DASH = re.compile(" -(?!)")
+# CPU seconds 1 MiB of hostile text may cost: a hang detector (a pattern that backtracks
+# quadratically takes minutes), never a speed check.  Figures: bench/cost_checks.py.
+HANG_CPU_SECONDS = 20
 
 
 @pytest.mark.parametrize("unit", [" -p x1y2z3w4 ", " -w secretpw ", "mysql -p'"])
-def test_password_flags_without_their_command_cost_little(unit):
-    # A CPU-time ratio to the bare scan for " -": 1 MiB of -p / -w flags with no sshpass,
-    # docker ... login, ldap* (...) in the text is not searched line by line for the command
-    # (that cost 450-650x the scan).
+def test_password_flags_without_their_command_are_not_taken(unit):
+    # 1 MiB of -p / -w flags with no sshpass, docker ... login, ldap* (...) in the text: none is
+    # a password (what each costs against the bare scan: bench/cost_checks.py).
     text = unit * (MIB // len(unit))
-    ratio = cpu_ratio(lambda: magihook._password_flag_spans(text), lambda: list(_BARE_DASH.finditer(text)), rounds=3)
-    print("%r: %.0f× the scan" % (unit, ratio))
-    assert ratio <= 200
+    start = time.process_time()
+    assert magihook._password_flag_spans(text) == []
+    assert time.process_time() - start < HANG_CPU_SECONDS
     assert magihook._password_flag_spans("sshpass -p x1y2z3w4 ssh host\n" + text[:256]) == [(11, 19)]
 
 
@@ -285,7 +264,7 @@ def test_adversarial_syntax_input_stays_linear(name):
     text = unit * (MIB // len(unit))
     start = time.process_time()
     magihook.redact_credentials(text)
-    assert time.process_time() - start < 3.0
+    assert time.process_time() - start < HANG_CPU_SECONDS
 
 
 # ---- repeated values across one payload (the hook sees none of them) --------------------

@@ -156,64 +156,31 @@ def test_the_sweep_keeps_live_owners_other_names_and_other_users(project, tmpdir
     await_dead([hook])
 
 
-def test_the_sweep_is_cheap_next_to_a_call(tmp_path, monkeypatch):
-    # A temporary directory of 2,000 unrelated entries and 50 live-owned folders: one sweep costs
-    # well under a millisecond of CPU a call (figure in bench/README.md).
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    for index in range(2000):
-        (tmp_path / ("other-%d" % index)).write_text("")
-    for index in range(50):
-        (tmp_path / ("magihook-payload-%d.%s-x%d" % (
-            os.getpid(), magihook._owner_tag(os.getpid()).split(".")[1], index))).mkdir()
-    rounds = 200
-    start = time.process_time()
-    for _ in range(rounds):
-        assert magihook.sweep_payload_folders() == 0
-    per_sweep = (time.process_time() - start) / rounds
-    print("sweep: %.0f µs" % (per_sweep * 1e6))
-    assert per_sweep < 0.005
-
-
 # --- a hook's timeout counts from its spawn; payload preparation is linear and bounded -----------
 
-def ffgrep_event(count):
-    """An after_tool ffgrep result of COUNT matches, each with distinct strings (every one is
-    scanned for credentials in redacted mode)."""
-    matches = [{"path": "src/module_%06d.py" % index, "line": index,
-                "text": "a matching line number %06d" % index} for index in range(count)]
-    event = after_event(tool="ffgrep", request={"pattern": "matching", "path": "."},
-                        content="%d matches" % count)
-    event["result"]["metadata"] = {"matches": matches}
-    return event
+# Preparing a payload is magihook's work, bounded by the input caps; it must not eat the hook's
+# time.  A preparation that really sleeps (no CPU: a busy machine neither lengthens nor shortens
+# it) past the hook's timeout: the hook, started after it, still has its whole timeout.  The
+# timeout is generous (a hang bound, not a speed check) for a `true` that starts on a busy machine.
+HOOK_TIMEOUT_SECONDS = 5
 
 
-def preparation_cpu(event, project):
+def test_a_slow_payload_preparation_is_not_the_hook_s_time(project, monkeypatch):
+    prepare = magihook.prepare_payload
+
+    def slow_prepare(*args, **kwargs):
+        time.sleep(HOOK_TIMEOUT_SECONDS + 1)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(magihook, "prepare_payload", slow_prepare)
     settings = magihook.settings_from_document({"hooks": {"enabled": True, "after_tool": [
-        {"command": "true"}]}})
-    tool_event = magihook.parse_event("after_tool", event, str(project))
-    (hook,) = magihook.matching_hooks(settings, "after_tool", "ffgrep")
-    start = time.process_time()
-    prepared = magihook.prepare_payload(hook, tool_event, write_spill=magihook._unwritten_spill)
-    return time.process_time() - start, prepared.status
-
-
-def test_a_slow_payload_preparation_is_not_the_hook_s_time(project, tmpdir_env):
-    # Sized so that preparing the payload takes about 2 s of CPU here, past the 1 s timeout
-    # (measured warm: the first run also compiles the redaction patterns).
-    preparation_cpu(ffgrep_event(2_000), project)
-    per_match, _ = preparation_cpu(ffgrep_event(20_000), project)
-    count = min(int(20_000 * 2.0 / per_match) + 1, 240_000)
-    event = ffgrep_event(count)
-    cpu, status = preparation_cpu(event, project)
-    while cpu <= 1.2 and count < 240_000:  # a busy moment made that first measure too high
-        count = min(count * 2, 240_000)
-        event = ffgrep_event(count)
-        cpu, status = preparation_cpu(event, project)
-    assert (cpu > 1.2, status) == (True, "referenced"), (count, cpu)
-    result = run_hook(project, tmpdir_env, {"command": "true", "timeout_seconds": 1}, event,
-                      phase="after_tool")
-    assert terminal(result) == ("success", None, None)
-    assert result.json["events"][-1]["payload"]["elapsed_ms"] < 1000
+        {"command": "true", "timeout_seconds": HOOK_TIMEOUT_SECONDS}]}})
+    started = time.monotonic()
+    result = magihook.run_phase(settings, "after_tool", after_event(), cwd=str(project))
+    assert time.monotonic() - started > HOOK_TIMEOUT_SECONDS + 1  # it did sleep past it
+    done = result["events"][-1]["payload"]
+    assert (done["status"], done["category"], result["verdict"]) == ("success", None, "continue")
+    assert done["elapsed_ms"] < HOOK_TIMEOUT_SECONDS * 1000
 
 
 MEASURE = r"""
@@ -246,6 +213,9 @@ def measured_run(project, env, phase, hooks, body):
 
 
 MIB = 1 << 20
+# CPU seconds a 32 MiB event may cost: a hang detector (the quadratic walks these tests caught
+# cost 38 s and more), never a speed check, since a busy machine's CPU time swings too.
+CPU_HANG_BOUND = 25
 THREE = [{"command": "true", "label": label} for label in ("a", "b", "c")]
 
 
@@ -255,7 +225,7 @@ def test_a_32_mib_event_of_tiny_objects_is_refused_within_the_bounds(project, tm
     assert (report["code"], report["stdout"], report["stderr"]) == (
         2, "", "magihook: input event has more than 1000000 JSON values (objects, arrays and "
                "their members)\n")
-    assert report["peak_mib"] <= 512 and report["cpu"] <= 5
+    assert report["peak_mib"] <= 512 and report["cpu"] <= CPU_HANG_BOUND
 
 
 @pytest.mark.parametrize("item, count", [
@@ -272,16 +242,16 @@ def test_the_biggest_events_of_tiny_values_stay_within_the_bounds(project, tmpdi
     assert report["code"] == 0, report["stderr"]
     statuses = [e["payload"]["status"] for e in json.loads(report["stdout"])["events"]]
     assert statuses == ["started", "success"] * 3
-    # Three hooks (the issue's bound is for one): 1.1-3.6 s of CPU on a quiet machine, 5.7 s
-    # once on a busy one under 3.9, so the CPU bound is generous; before the fix, 38 s.
-    assert report["peak_mib"] <= 512 and report["cpu"] <= 12
+    # Three hooks (the issue's bound is for one): before the fix, 38 s of CPU (today's figures:
+    # bench/README.md), so the bound catches that, not a busy machine.
+    assert report["peak_mib"] <= 512 and report["cpu"] <= CPU_HANG_BOUND
 
 
 def test_a_32_mib_string_event_stays_within_the_bounds(project, tmpdir_env):
     report = measured_run(project, tmpdir_env, "after_tool", THREE,
                           json.dumps("x, {[" * ((32 * MIB - 400) // 5)))
     assert report["code"] == 0, report["stderr"]
-    assert report["peak_mib"] <= 512 and report["cpu"] <= 5
+    assert report["peak_mib"] <= 512 and report["cpu"] <= CPU_HANG_BOUND
 
 
 def test_commas_and_brackets_inside_strings_are_not_values(project):

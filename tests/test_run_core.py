@@ -17,6 +17,7 @@ from conftest import (
     EXAMPLES,
     MAGIHOOK,
     ROOT,
+    WENT_ON,
     after_event,
     bash_event,
     require_tool,
@@ -378,7 +379,7 @@ def test_warn_continues_with_warning_and_diagnostic(project):
     result = run_before(project, [hook("exit 1", label="gate")])
     assert (result.returncode, result.json["verdict"]) == (0, "continue")
     assert result.json["warnings"] == [
-        "hook gate (before_tool #0, bash) failed: exit: hook exited with status 1"]
+        "hook gate (before_tool #0, bash) failed: exit: hook exited with status 1" + WENT_ON]
     diagnostic = result.events("hook_diagnostic")
     assert len(diagnostic) == 1
     assert list(diagnostic[0]["payload"]) == LIFECYCLE_KEYS

@@ -251,8 +251,7 @@ def test_runtime_defaults_are_the_schema_defaults():
 
 
 @pytest.mark.parametrize("document, note", [
-    ({"hook": {"enabled": True}}, "no 'hooks' key, so no hook runs (is 'hook' meant to be 'hooks'?)"),
-    ({"model": "x"}, "no 'hooks' key, so no hook runs"),
+    ({"model": "x", "tools": {}}, "no 'hooks' key, so no hook runs"),
     ({"hooks": {"before_tool": [{"command": "./a.sh"}]}}, "hooks.enabled is not true, so no hook runs"),
     ({"hooks": {"enabled": True}}, None),
 ])

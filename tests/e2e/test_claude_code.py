@@ -152,7 +152,8 @@ def test_warn_runs_the_tool_and_tells_only_the_user(claude, scratch):
     assert (scratch / "ran.txt").exists()
     results, requests = seen(run)
     assert (results, requests) == ([("ran", False)], 2)
-    warning = "magihook: hook flaky-gate-7f3a (before_tool #0, bash) failed: exit: hook exited with status 1"
+    warning = ("magihook: hook flaky-gate-7f3a (before_tool #0, bash) failed: exit: hook exited with "
+               "status 1; the call went on without it (failure_policy warn)")
     assert run.hook_answers("PreToolUse") == [{"systemMessage": warning}]
     assert run.user_messages() == [warning]
     for request in run.model.requests:
