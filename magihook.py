@@ -216,6 +216,42 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def open_folder_no_link(path: str, mode: int) -> int:
+    """A descriptor of folder PATH to write files into (with dir_fd), each folder on the way
+    made (MODE) when missing and opened with no symlink followed, so that a folder swapped for
+    a link cannot redirect a write (`init`, `import`).  A folder that is a link, or not a folder,
+    raises MagihookError naming it.  A PATH in the current folder is checked from there down; of
+    one outside it, only its last folder (the folders above it are the user's choice)."""
+    import stat
+
+    absolute, here = os.path.abspath(path), os.getcwd()
+    inside = absolute == here or absolute.startswith(here.rstrip(os.sep) + os.sep)
+    root = here if inside else os.path.dirname(absolute)
+    parts = [part for part in os.path.relpath(absolute, root).split(os.sep) if part not in ("", ".")]
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | _O_CLOEXEC
+    fd, shown = os.open(root, os.O_RDONLY | _O_CLOEXEC), root
+    try:
+        for part in parts:
+            shown = os.path.join(shown, part)
+            try:
+                os.mkdir(part, mode, dir_fd=fd)
+            except FileExistsError:
+                pass
+            try:
+                child = os.open(part, flags, dir_fd=fd)
+            except OSError:
+                if not stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+                    raise
+                raise MagihookError("%s: is a symbolic link; magihook writes nothing through a "
+                                    "link (remove it, or choose another folder)" % shown) from None
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def utc_timestamp(seconds: Optional[float] = None) -> str:
     """`2026-05-26T00:00:00.000Z`: UTC with milliseconds."""
     now = time.time() if seconds is None else seconds
@@ -372,7 +408,7 @@ FAILURE_CATEGORIES = (
 
 LIFECYCLE_KEYS = (
     "phase", "label", "target_tool", "status", "policy", "category", "target_ran",
-    "tool_call_id", "activity_id", "hook_index", "elapsed_ms", "message",
+    "tool_call_id", "activity_id", "hook_index", "elapsed_ms", "message", "settings_file",
 )
 INJECTION_AUDIT_KEYS = (
     "schema_version", "phase", "label", "target_tool", "status", "item_count", "byte_count",
@@ -1171,6 +1207,12 @@ class HookDefinition:
     include_tools: Tuple[str, ...]
     exclude_tools: Tuple[str, ...]
     dialect: str
+    # The settings file it came from, as found (`~/.magi-code/settings.json`,
+    # `./.magi-code/settings.json`, `--config`, `$MAGIHOOK_CONFIG`; "" from the API), and that
+    # file's tools.bash.absolute_paths: each hook's preflight follows its own file, so a project
+    # file cannot loosen the preflight of a home hook.
+    source: str = ""
+    absolute_paths: bool = True
 
     @property
     def injects(self) -> bool:
@@ -1209,6 +1251,11 @@ class Settings:
     # Why a discovered project file may not run its hooks (not trusted, or changed since), or
     # None: the file was named by the user, or trusted as it is.
     untrusted: Optional[str] = None
+    # Layered settings (load_settings): when two files apply, each as its own Settings, home
+    # first, the fields above being the two combined (combine_layers); and the warnings every
+    # call gives (a project file ignored as another user's).
+    layers: Tuple[Settings, ...] = ()
+    notices: Tuple[str, ...] = ()
 
     def hooks_for(self, phase: str) -> Tuple[HookDefinition, ...]:
         hooks: Tuple[HookDefinition, ...] = getattr(self, phase)  # phase is one of PHASES
@@ -1225,49 +1272,74 @@ TRUST_FILE_MAX_BYTES = 1024 * 1024
 CWD_MAX_CHARS = 4096
 
 
-def home_folder(env: Mapping[str, str]) -> str:
-    return env.get("HOME") or os.path.expanduser("~")
+def home_folder(env: Mapping[str, str]) -> Optional[str]:
+    """The home folder, resolved (a symlinked HOME is its target, so the walk stops below it
+    whatever path spells it); None when HOME is unset, empty or relative: then there is no home
+    file, no trust store and no walk above the cwd (a folder named `~` is never home)."""
+    home = env.get("HOME") or ""
+    if not os.path.isabs(home):
+        return None
+    return _real_home(home)
 
 
-def settings_candidates(env: Mapping[str, str], cwd: str) -> List[Tuple[str, str]]:
-    """The discovery order of DESIGN.md after `--config`: (path, how it was found).
+@functools.lru_cache(maxsize=8)
+def _real_home(home: str) -> str:
+    # Once a process (every call asks, up to three times): a home folder is not moved under a
+    # running agent, and realpath is an lstat a path component.
+    return os.path.realpath(home)
 
-    Of the project files, only the nearest that exists is listed (see project_settings)."""
-    found = []
+
+HOME_FOUND_BY = "~/%s/%%s" % SETTINGS_FOLDER
+EXPLICIT_FOUND_BY = ("--config", "$MAGIHOOK_CONFIG")
+
+
+def settings_layers(
+    explicit: Optional[str], env: Mapping[str, str], cwd: str
+) -> List[Tuple[str, str]]:
+    """The settings files in force, as (path, how it was found), in DESIGN.md's order: the one
+    explicit file (`--config`, else `$MAGIHOOK_CONFIG`), which must exist; else the home file
+    and the nearest project file, each where it exists (home first)."""
+    if explicit is not None:
+        return [(explicit, "--config")]
     if env.get("MAGIHOOK_CONFIG"):
-        found.append((env["MAGIHOOK_CONFIG"], "$MAGIHOOK_CONFIG"))
+        return [(env["MAGIHOOK_CONFIG"], "$MAGIHOOK_CONFIG")]
     home = home_folder(env)
+    found = []
+    for name in SETTINGS_NAMES:
+        path = os.path.join(home or "", SETTINGS_FOLDER, name)
+        if home is not None and os.path.exists(path):
+            found.append((path, HOME_FOUND_BY % name))
+            break
     project = project_settings(cwd, home)
     if project is not None:
         found.append(project)
-    for name in SETTINGS_NAMES:
-        found.append((os.path.join(home, SETTINGS_FOLDER, name), "~/%s/%s" % (SETTINGS_FOLDER, name)))
     return found
 
 
-def project_settings(cwd: str, home: str) -> Optional[Tuple[str, str]]:
+def project_settings(cwd: str, home: Optional[str]) -> Optional[Tuple[str, str]]:
     """The nearest `.magi-code/settings.json` or `.toml` in cwd or a folder above it, as (path,
     found_by) with found_by relative to cwd (`./.magi-code/...`, `../../.magi-code/...`); None
-    when there is none.  The walk stops below the home folder: `~/.magi-code` is the home file.
+    when there is none.  The cwd is resolved first, and the walk stops below the home folder
+    (`~/.magi-code` is the home file); without a home folder only the cwd itself is looked at.
 
     This runs on every call: one stat a level (the `.magi-code` folder), the file names only
-    where that folder exists, and the home check only there (a symlinked home is still seen).
+    where that folder exists, and the home check only there (a bind-mounted home is still seen).
     """
-    folder, home, up = os.path.abspath(cwd), os.path.abspath(home), 0
-    if len(folder) > CWD_MAX_CHARS:
+    if len(cwd) > CWD_MAX_CHARS:
         # No folder has such a path (PATH_MAX), and walking up a huge one would take long.
         raise InputError("$.context.cwd: longer than %d characters" % CWD_MAX_CHARS)
+    folder, up = os.path.realpath(cwd), 0
     while folder != home:
         base = os.path.join(folder, SETTINGS_FOLDER)
         if os.path.isdir(base):
-            if _same_folder(folder, home):
+            if home is not None and _same_folder(folder, home):
                 return None
             for name in SETTINGS_NAMES:
                 path = os.path.join(base, name)
                 if os.path.exists(path):
                     return path, "%s%s/%s" % ("../" * up or "./", SETTINGS_FOLDER, name)
         parent = os.path.dirname(folder)
-        if parent == folder:
+        if parent == folder or home is None:
             return None
         folder, up = parent, up + 1
     return None
@@ -1285,48 +1357,100 @@ def is_project_file(found_by: Optional[str]) -> bool:
     return found_by is not None and found_by.startswith(".")
 
 
+def layer_name(found_by: Optional[str]) -> str:
+    """`explicit`, `home` or `project`: which layer a file found so is."""
+    if is_project_file(found_by):
+        return "project"
+    return "home" if found_by is not None and found_by.startswith("~/") else "explicit"
+
+
 def discover_settings(
     explicit: Optional[str], env: Mapping[str, str], cwd: str
 ) -> Tuple[Optional[str], Optional[str]]:
-    """Return (path, found_by) of the settings file in force, or (None, None) when none exists.
-
-    A file named explicitly (`--config`, `$MAGIHOOK_CONFIG`) must exist; the usual places may not.
-    """
-    if explicit is not None:
-        return explicit, "--config"
-    for path, found_by in settings_candidates(env, cwd):
-        if found_by == "$MAGIHOOK_CONFIG" or os.path.exists(path):
-            return path, found_by
-    return None, None
+    """(path, found_by) of the nearest settings file in force (the project file over the home
+    file), or (None, None) when none exists.  Settings are layered: see settings_layers."""
+    layers = settings_layers(explicit, env, cwd)
+    return layers[-1] if layers else (None, None)
 
 
 def settings_search(explicit: Optional[str], env: Mapping[str, str], cwd: str) -> List[str]:
     """The search that found the settings in force, one line a place looked at (`doctor`): why
-    this file, and not another, is in force."""
+    these files, and not others, are in force."""
     if explicit is not None:
         return ["--config %s: named on the command line, so nothing else is looked at" % explicit]
     if env.get("MAGIHOOK_CONFIG"):
         return ["$MAGIHOOK_CONFIG=%s: set, so nothing else is looked at" % env["MAGIHOOK_CONFIG"]]
-    lines = ["--config and $MAGIHOOK_CONFIG: not given"]
+    lines = ["--config and $MAGIHOOK_CONFIG: not given, so the home and project files both apply"]
     home = home_folder(env)
-    project = project_settings(cwd, home)
-    if project is None:
-        lines.append("project: no %s/settings.json or .toml in %s or a folder above it (below the "
-                     "home folder)" % (SETTINGS_FOLDER, os.path.abspath(cwd)))
+    found = dict((layer_name(by), path) for path, by in settings_layers(None, env, cwd))
+    if home is None:
+        lines.append("home: HOME is unset or not absolute, so there is no home file, no trust "
+                     "store, and only the cwd itself is searched")
     else:
-        lines.append("project: %s, the nearest at or above the cwd %s" % (project[0], os.path.abspath(cwd)))
-        return lines
-    for name in SETTINGS_NAMES:
-        path = os.path.join(home, SETTINGS_FOLDER, name)
-        if os.path.exists(path):
-            lines.append("home: %s" % path)
-            return lines
-    lines.append("home: no %s in %s" % (" or ".join(SETTINGS_NAMES), os.path.join(home, SETTINGS_FOLDER)))
+        lines.append("home: %s" % found.get("home", "no %s in %s" % (
+            " or ".join(SETTINGS_NAMES), os.path.join(home, SETTINGS_FOLDER))))
+    lines.append("project: %s" % (
+        "%s, the nearest at or above the cwd %s" % (found["project"], os.path.abspath(cwd))
+        if "project" in found else "no %s/settings.json or .toml in %s or a folder above it "
+        "(below the home folder)" % (SETTINGS_FOLDER, os.path.abspath(cwd))))
     return lines
 
 
-def trust_file_path(env: Mapping[str, str]) -> str:
-    return os.path.join(home_folder(env), SETTINGS_FOLDER, TRUST_FILE_NAME)
+def trust_file_path(env: Mapping[str, str]) -> Optional[str]:
+    """The trust store, in the home folder; None without a home folder (HOME unset or relative):
+    then no project file is trusted and `trust` refuses."""
+    home = home_folder(env)
+    return None if home is None else os.path.join(home, SETTINGS_FOLDER, TRUST_FILE_NAME)
+
+
+def _trust_file_required(env: Mapping[str, str]) -> str:
+    path = trust_file_path(env)
+    if path is None:
+        raise SettingsError("HOME is unset or not an absolute path, so there is no trust store: "
+                            "set HOME, or name the settings file with --config")
+    return path
+
+
+def trust_key(path: str) -> str:
+    """What the trust store records a project settings file under: its project folder resolved,
+    then `.magi-code/NAME` as found, with no link followed.  A settings file or `.magi-code`
+    folder that is a symlink is so trusted only under the path it is found at, never through
+    the record of its target."""
+    base = os.path.dirname(os.path.abspath(path))
+    return os.path.join(os.path.realpath(os.path.dirname(base)), os.path.basename(base),
+                        os.path.basename(path))
+
+
+def foreign_problem(path: str) -> Optional[str]:
+    """Why a project settings file may be another user's, as git's safe.directory asks: the
+    file, its `.magi-code` folder or the project folder (each as a link and as what it names) is
+    owned by another user (root aside), or other users can write it (a sticky world-writable
+    folder such as /tmp counts); None when it is the user's own."""
+    import stat
+
+    if not hasattr(os, "getuid"):
+        return None
+    base = os.path.dirname(os.path.abspath(path))
+    places = ((path, "the file"), (base, "its %s folder" % SETTINGS_FOLDER),
+              (os.path.dirname(base), "the project folder"))
+    for place, what in places:
+        for look in (os.lstat, os.stat):
+            try:
+                info = look(place)
+            except OSError:
+                continue
+            if info.st_uid not in (os.getuid(), 0):
+                return "%s is owned by another user" % what
+            if not stat.S_ISLNK(info.st_mode) and info.st_mode & stat.S_IWOTH:
+                return "other users can write %s" % what
+    return None
+
+
+def ignored_warning(found_by: str, foreign: str) -> str:
+    return sanitize_message(
+        "magihook: ignored the project settings file %s: it is not trusted and %s, so none of "
+        "its hooks runs and it blocks nothing; if it is yours, fix its owner or mode, review "
+        "it, then run `magihook trust`" % (found_by, foreign), 400)
 
 
 def settings_digest(raw: bytes) -> str:
@@ -1345,6 +1469,8 @@ def read_trust(env: Mapping[str, str]) -> Dict[str, str]:
     """The trusted project files, {real path: digest}; {} when there is no trust file.
     SettingsError when it exists but cannot be read or is not a trust file."""
     path = trust_file_path(env)
+    if path is None:
+        return {}
     try:
         with open(path, "rb") as handle:
             raw = handle.read(TRUST_FILE_MAX_BYTES + 1)
@@ -1366,7 +1492,7 @@ def read_trust(env: Mapping[str, str]) -> Dict[str, str]:
 
 def write_trust(env: Mapping[str, str], trusted: Mapping[str, str]) -> None:
     """Replace the trust file (0600, in a folder made 0700 if missing) in one rename."""
-    path = trust_file_path(env)
+    path = _trust_file_required(env)
     data = json.dumps({"schema": TRUST_SCHEMA, "schema_version": SCHEMA_VERSION,
                        "trusted": dict(sorted(trusted.items()))}, indent=2).encode("utf-8") + b"\n"
     temporary = "%s.%d.tmp" % (path, os.getpid())
@@ -1393,7 +1519,7 @@ def trust_problem(path: str, env: Mapping[str, str], digest: Optional[str] = Non
     None when the user trusted it as it is now.  `digest`: of the bytes the caller read and
     parsed (so the file checked is the file used), else of the file read again."""
     try:
-        trusted = read_trust(env).get(os.path.realpath(path))
+        trusted = read_trust(env).get(trust_key(path))
     except SettingsError:
         return "cannot be checked (the trust file cannot be read)"
     if trusted is None:
@@ -1612,7 +1738,8 @@ def settings_from_document(
     # Any, not the tuples they are: a checker matches one ** mapping against every field's type.
     phase_hooks: Dict[str, Any] = {
         phase: tuple(
-            _hook_definition(phase, index, raw, globals_)
+            _hook_definition(phase, index, raw, globals_, found_by or "",
+                             bool(bash.get("absolute_paths", True)))
             for index, raw in enumerate(hooks.get(phase) or ())
         )
         for phase in PHASES
@@ -1654,11 +1781,14 @@ def _close_to_hooks(word: str) -> bool:
 
 
 def _hook_definition(
-    phase: str, index: int, raw: Mapping[str, Any], globals_: Mapping[str, Any]
+    phase: str, index: int, raw: Mapping[str, Any], globals_: Mapping[str, Any], source: str,
+    absolute_paths: bool,
 ) -> HookDefinition:
     return HookDefinition(
         phase=phase,
         index=index,
+        source=source,
+        absolute_paths=absolute_paths,
         label=raw.get("label") or "hook",
         command=raw["command"],
         include_tools=tuple(canonical_tool_name(name) for name in raw.get("include_tools", ())),
@@ -1691,38 +1821,92 @@ def load_settings(
     cwd: Optional[str] = None,
     engine: str = "builtin",
 ) -> Settings:
-    """Find, read and validate the settings file; `Settings()` (inert) when there is none.
+    """Find, read and validate the settings in force; `Settings()` (inert) when there are none.
 
-    path    a settings file (JSON, or TOML by its `.toml` suffix) to use instead of discovery.
+    path    a settings file (JSON, or TOML by its `.toml` suffix): the one file, no discovery.
     env     where `MAGIHOOK_CONFIG` and `HOME` are looked up (default os.environ).
     cwd     the folder whose `.magi-code/` is searched (default os.getcwd()).
     engine  "builtin" (stdlib) or "jsonschema": the same verdicts and messages either way.
 
-    Discovery order, first found wins: path, $MAGIHOOK_CONFIG, the nearest
-    .magi-code/settings.json or .toml in cwd or a folder above it (below the home folder), then
-    ~/.magi-code/settings.json, ~/.magi-code/settings.toml.  A file named by path or
-    MAGIHOOK_CONFIG must exist.  A project file the user has not trusted (`magihook trust`), or
-    that changed since, loads with `untrusted` set to why: run_phase then runs none of its hooks.
-    Raises SettingsError (message names the file and the JSON path).  The Settings returned is
-    frozen: share it across calls and threads.
+    An explicit file (path, else $MAGIHOOK_CONFIG) is the one file and must exist.  Otherwise
+    settings are layered: the home file (~/.magi-code/settings.json or .toml) and the nearest
+    project file (.magi-code/settings.json or .toml in cwd or a folder above it, below the home
+    folder) both apply, home hooks first in each phase, each hook with its own file's inherited
+    values (see combine_layers).  A project file the user has not trusted (`magihook trust`), or
+    that changed since, loads with `untrusted` set to why: run_phase then runs none of its hooks
+    (the home file's run).  An untrusted one another user owns or can write is not loaded at all:
+    `notices` holds the warning.  Raises SettingsError (message names the file and the JSON
+    path).  The Settings returned is frozen: share it across calls and threads; `layers` holds
+    each file's own.
     """
     env = os.environ if env is None else env
     cwd = os.getcwd() if cwd is None else cwd
-    found, found_by = discover_settings(path, env, cwd)
-    if found is None:
-        return Settings()
-    return _load_found(found, found_by, env, engine)
+    loaded = [_load_found(found, found_by, env, engine)
+              for found, found_by in settings_layers(path, env, cwd)]
+    return combine_layers([one for one in loaded if isinstance(one, Settings)],
+                          tuple(one for one in loaded if isinstance(one, str)))
 
 
-def _load_found(path: str, found_by: Optional[str], env: Mapping[str, str], engine: str) -> Settings:
-    raw = _read_settings_bytes(path)
+def _load_found(path: str, found_by: str, env: Mapping[str, str], engine: str) -> Union[Settings, str]:
+    """One settings file as Settings, or the warning that ignores it (an untrusted project file
+    another user owns or can write: not parsed, so that it can neither run nor block)."""
+    project = is_project_file(found_by)
+    foreign = foreign_problem(path) if project else None
+    try:
+        raw = _read_settings_bytes(path)
+    except SettingsError:
+        if foreign is None:
+            raise
+        return ignored_warning(found_by, foreign)
+    # The bytes parsed are the bytes checked: the file may change between two reads.
+    problem = trust_problem(path, env, settings_digest(raw)) if project else None
+    if problem is not None and foreign is not None:
+        return ignored_warning(found_by, foreign)
     settings = settings_from_document(parse_settings_bytes(path, raw), path, found_by, engine)
-    if is_project_file(found_by):
-        # The bytes parsed are the bytes checked: the file may change between two reads.
-        problem = trust_problem(path, env, settings_digest(raw))
-        if problem is not None:
-            settings = replace_fields(settings, untrusted=problem)
-    return settings
+    return settings if problem is None else replace_fields(settings, untrusted=problem)
+
+
+def combine_layers(layers: Sequence[Settings], notices: Tuple[str, ...] = ()) -> Settings:
+    """The layers (home first) as the one Settings run_phase takes.
+
+    Each phase's hooks are the home file's, then the project's, numbered in that order (so each
+    has its own index and activity id); a file whose `enabled` is not true adds none (when no
+    file is enabled nothing runs, and every hook is kept for `config` and `doctor`).  Each hook
+    keeps its own file's inherited values and tools.bash.absolute_paths.  The display settings
+    (show_in_tui, injected_content's show_in_*) are on when either file turns them on, the style
+    is the first file's; the global inherited values shown are the first file's.  path,
+    found_by and untrusted are the nearest file's (the project's when there is one).  One file
+    is its own Settings, with `layers` () as settings_from_document makes it."""
+    if not layers:
+        return Settings(notices=notices)
+    if len(layers) == 1 and not notices:
+        return layers[0]  # its `layers` stays (): settings_files reads that as itself
+    if len(layers) == 1:
+        return replace_fields(layers[0], notices=notices)
+    first, nearest = layers[0], layers[-1]
+    on = [layer for layer in layers if layer.enabled] or list(layers)
+    phase_hooks: Dict[str, Any] = {
+        phase: tuple(replace_fields(hook, index=index) for index, hook in enumerate(
+            hook for layer in on for hook in layer.hooks_for(phase)))
+        for phase in PHASES}
+    return replace_fields(
+        first, path=nearest.path, found_by=nearest.found_by, untrusted=nearest.untrusted,
+        enabled=any(layer.enabled for layer in layers),
+        show_in_tui=any(layer.show_in_tui for layer in layers),
+        injected_content=InjectedContentDisplay(
+            show_in_transcript=any(layer.injected_content.show_in_transcript for layer in layers),
+            show_in_activity_tree=any(layer.injected_content.show_in_activity_tree
+                                      for layer in layers),
+            style=first.injected_content.style),
+        absolute_paths=all(layer.absolute_paths for layer in layers),
+        layers=tuple(layers), notices=notices, **phase_hooks)
+
+
+def refused_hooks(settings: Settings, hooks: Sequence[HookDefinition]) -> List[HookDefinition]:
+    """Those of `hooks` that an untrusted project file holds: they run not."""
+    if settings.untrusted is None:
+        return []
+    return [hook for hook in hooks if hook.source == settings.found_by]
 
 
 def settings_document(
@@ -1764,11 +1948,11 @@ class SettingsWatcher:
 
     Each `current()` call runs discovery again, from that event's cwd (a few stat calls, so a
     settings file created, removed or shadowed mid-stream takes effect on the next event) and
-    stats the file in force (and, for a project file, the trust file); the file is read and
-    validated again only when an identity (path, device, inode, size, mtime, ctime) changed.
-    While the file in force is invalid, every call raises the same SettingsError, until the file
-    changes again.  Each file found is remembered apart, so events from several cwds alternate
-    without re-reading.
+    stats the files in force (and, for a project file, the trust file and the folders whose
+    owner and mode decide whether it is ignored); the files are read and validated again only
+    when an identity (path, device, inode, size, mtime, ctime) changed.  While a file in force
+    is invalid, every call raises the same SettingsError, until it changes again.  Each set of
+    files found is remembered apart, so events from several cwds alternate without re-reading.
     """
 
     MAX_FILES = 64
@@ -1779,28 +1963,38 @@ class SettingsWatcher:
         self._env = os.environ if env is None else env
         self._cwd = os.getcwd() if cwd is None else cwd
         self._engine = engine
-        # (path, found_by) -> (identity, the Settings or the SettingsError message of it)
-        self._loaded: Dict[Tuple[Optional[str], Optional[str]], Tuple[tuple, Union[Settings, str]]] = {}
+        # the files in force -> (identity, the Settings or the SettingsError message of it)
+        self._loaded: Dict[Tuple[Tuple[str, str], ...], Tuple[tuple, Union[Settings, str]]] = {}
 
     def current(self, cwd: Optional[str] = None) -> Settings:
-        path, found_by = discover_settings(self._explicit, self._env, cwd or self._cwd)
-        identity: tuple = (_file_identity(path),)
-        if is_project_file(found_by):
-            identity += (_file_identity(trust_file_path(self._env)),)
-        known = self._loaded.get((path, found_by))
+        found = tuple(settings_layers(self._explicit, self._env, cwd or self._cwd))
+        identity = tuple(_file_identity(path) for path in _watched_paths(found, self._env))
+        known = self._loaded.get(found)
         if known is None or known[0] != identity:
             try:
-                loaded: Union[Settings, str] = Settings() if path is None else _load_found(
-                    path, found_by, self._env, self._engine)
+                loaded: Union[Settings, str] = load_settings(
+                    self._explicit, env=self._env, cwd=cwd or self._cwd, engine=self._engine)
             except SettingsError as exc:
                 loaded = str(exc)
             if len(self._loaded) >= self.MAX_FILES:
                 self._loaded.clear()
-            known = self._loaded[(path, found_by)] = (identity, loaded)
+            known = self._loaded[found] = (identity, loaded)
         if isinstance(known[1], str):
             # A new exception each time: re-raising one instance would grow its traceback.
             raise SettingsError(known[1])
         return known[1]
+
+
+def _watched_paths(found: Sequence[Tuple[str, str]], env: Mapping[str, str]) -> List[Optional[str]]:
+    """What a change of the settings in force shows in: each file, and for a project file the
+    trust file and the folders foreign_problem looks at."""
+    paths: List[Optional[str]] = []
+    for path, found_by in found:
+        paths.append(path)
+        if is_project_file(found_by):
+            base = os.path.dirname(os.path.abspath(path))
+            paths += [trust_file_path(env), base, os.path.dirname(base)]
+    return paths
 
 
 def _file_identity(path: Optional[str]) -> Optional[Tuple[int, ...]]:
@@ -4916,42 +5110,86 @@ def _make_spill_folder() -> Optional[str]:
     As tempfile.mkdtemp makes it, without importing tempfile and shutil (~9 ms a call) unless the
     first place fails.  The name says whose it is, so that once its owner is gone (a SIGKILL runs
     no cleanup) the next magihook can sweep it (sweep_payload_folders)."""
-    tag = _owner_tag(os.getpid())
+    tag = _spill_tag()
     prefix = SPILL_PREFIX + (tag + "-" if tag else "")
     parent = _temporary_directory()
+    folder: Optional[str] = None
     for _ in range(16):
-        folder = os.path.join(parent, prefix + os.urandom(6).hex())
+        candidate = os.path.join(parent, prefix + os.urandom(6).hex())
         try:
-            os.mkdir(folder, 0o700)
-            return folder
+            os.mkdir(candidate, 0o700)
         except FileExistsError:
             continue
         except OSError:
             break
-    import tempfile  # it also tries the other places, and checks that they are writable
+        folder = candidate
+        break
+    if folder is None:
+        import tempfile  # it also tries the other places, and checks that they are writable
 
-    try:
-        return tempfile.mkdtemp(prefix=prefix)
-    except OSError:
+        try:
+            folder = tempfile.mkdtemp(prefix=prefix)
+        except OSError:
+            return None
+    if not _lock_spill_folder(folder):
+        _remove_spill_dir(folder)
         return None
+    return folder
+
+
+# A payload_ref folder's owner holds an flock on this file in it for as long as the folder
+# lives: a sweeper that can take the lock knows the owner is gone, in any PID namespace.
+SPILL_LOCK_NAME = "owner.lock"
+# A folder whose owner cannot be proven gone (no lock file, another host or PID namespace) is
+# left until it is this old: no hook runs that long (timeout_seconds is at most 60).
+SPILL_LEFTOVER_MAX_AGE_SECONDS = 24 * 3600
+# folder -> the descriptor holding its lock (closed when the folder is removed).
+_SPILL_LOCKS: Dict[str, int] = {}
+
+
+def _lock_spill_folder(folder: str) -> bool:
+    """Lock a new payload_ref folder's SPILL_LOCK_NAME for its life; False if it cannot be.  The
+    file is locked under a temporary name and then renamed, so that no sweeper ever sees it
+    unlocked while its owner runs.  Without fcntl (Windows) nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    temporary = os.path.join(folder, SPILL_LOCK_NAME + ".new")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC
+                     | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(temporary, os.path.join(folder, SPILL_LOCK_NAME))
+    except OSError:
+        os.close(fd)
+        return False
+    _SPILL_LOCKS[folder] = fd
+    return True
 
 
 def _remove_spill_dir(folder: str) -> None:
-    """Remove a payload_ref folder with whatever the hook may have put in it."""
-    try:
-        os.unlink(os.path.join(folder, "payload.json"))
-    except OSError:
-        pass
+    """Remove a payload_ref folder with whatever the hook may have put in it; then release its
+    lock (held to the end, so that no sweeper takes it for a folder whose owner is gone)."""
+    for name in ("payload.json", SPILL_LOCK_NAME, SPILL_LOCK_NAME + ".new"):
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
     try:
         os.rmdir(folder)
-        return
     except FileNotFoundError:
-        return
-    except OSError:  # the hook left something in it
         pass
-    import shutil
+    except OSError:  # the hook left something in it
+        import shutil
 
-    shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    fd = _SPILL_LOCKS.pop(folder, None)
+    if fd is not None:
+        os.close(fd)
 
 
 SPILL_PREFIX = "magihook-payload-"
@@ -4968,6 +5206,61 @@ def _owner_tag(pid: int) -> Optional[str]:
     except (OSError, IndexError, UnicodeDecodeError):
         return None
     return "%d.%s" % (pid, start)
+
+
+def _spill_tag() -> Optional[str]:
+    """A payload_ref folder's owner as its name records it: `PID.START.PIDNS.HOST`, the
+    _owner_tag, the inode of this PID namespace (0 when unknown) and the host name, so that a
+    sweeper reads the pid only where that pid means the same process."""
+    own = _owner_tag(os.getpid())
+    return None if own is None else "%s.%d.%s" % (own, _pid_namespace(), _host_name())
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _host_name() -> str:
+    name = os.uname().nodename if hasattr(os, "uname") else ""
+    return re.sub(r"[^A-Za-z0-9.]", "_", name)[:64] or "_"
+
+
+def _spill_owner_gone(path: str, tag: str, age_seconds: float) -> bool:
+    """Whether the owner of the payload_ref folder PATH is proven gone: its lock file is not
+    held (the owner holds it while it runs); without one, its tag names this host and PID
+    namespace and a process that no longer runs.  Otherwise only a folder older than
+    SPILL_LEFTOVER_MAX_AGE_SECONDS goes."""
+    held = _lock_held(os.path.join(path, SPILL_LOCK_NAME))
+    if held is not None:
+        return not held
+    pid, start, namespace, host = (tag.split(".", 3) + ["", "", "", ""])[:4]
+    if namespace == str(_pid_namespace()) != "0" and host == _host_name() and _owner_gone(
+            "%s.%s" % (pid, start)):
+        return True
+    return age_seconds > SPILL_LEFTOVER_MAX_AGE_SECONDS
+
+
+def _lock_held(path: str) -> Optional[bool]:
+    """Whether another process holds the flock on PATH; None when there is no such file (or no
+    fcntl)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases the lock taken
+    return False
 
 
 def _owner_gone(tag: str) -> bool:
@@ -4990,8 +5283,9 @@ def _owner_gone(tag: str) -> bool:
 def sweep_payload_folders() -> int:
     """Remove the payload_ref folders that magihook processes which are gone left behind (a
     SIGKILL runs no cleanup); the number removed.  Only this user's folders in the temporary
-    directory, only those named by _write_spill_file (so their owner is known), only when that
-    owner no longer runs.  One listing of the temporary directory: cheap enough for every start.
+    directory, only those named by _write_spill_file, only when their owner is proven gone or
+    they are old (_spill_owner_gone).  One listing of the temporary directory: cheap enough for
+    every start.
     """
     folder = _temporary_directory()
     try:
@@ -5013,7 +5307,7 @@ def sweep_payload_folders() -> int:
             continue
         if not stat.S_ISDIR(info.st_mode) or (uid is not None and info.st_uid != uid):
             continue
-        if tag and _owner_gone(tag):
+        if _spill_owner_gone(path, tag, time.time() - info.st_mtime):
             _remove_spill_dir(path)
             removed += 1
     return removed
@@ -5896,6 +6190,9 @@ def lifecycle_payload(
         "hook_index": hook.index,
         "elapsed_ms": outcome.elapsed_ms if outcome is not None else None,
         "message": sanitize_message(failure.message) if failure is not None and failure.message else None,
+        # Which settings file the hook came from, as found (never an absolute path): replay
+        # names it when a session holds hooks of more than one file.
+        "settings_file": hook.source,
     }
 
 
@@ -6341,6 +6638,8 @@ def replay_session(lines: Iterator[bytes], shown: InjectedContentDisplay) -> Rep
         if kind == "hook_lifecycle":
             calls[(payload["label"], payload["target_tool"]) + hook] = payload["tool_call_id"]
             entries.append(lifecycle_row(payload))
+            if isinstance(payload.get("settings_file"), str):
+                entries[-1]["settings_file"] = _terminal_text(payload["settings_file"])
         elif kind == "hook_context_injection":
             call = calls.get((payload["label"], payload["target_tool"]) + hook)
             entry: Dict[str, Any] = {"audit": payload, "call": call, "contents": []}
@@ -6348,12 +6647,26 @@ def replay_session(lines: Iterator[bytes], shown: InjectedContentDisplay) -> Rep
             entries.append(entry)
         elif kind == "provider_context_item" and (payload["tool_call_id"],) + hook in audits:
             audits[(payload["tool_call_id"],) + hook]["contents"].append(payload["content"])
+    _name_settings_files(entries)
     for entry in entries:
         if "audit" in entry:
             replay.rows += injection_rows(entry["audit"], entry["contents"], shown, entry["call"])
         else:
             replay.rows.append(entry)
     return replay
+
+
+def _name_settings_files(entries: Sequence[Dict[str, Any]]) -> None:
+    """Where a session's hooks came from more than one settings file (home and project), each
+    lifecycle row names its file (`settings_file`, and at the end of its text)."""
+    rows = [entry for entry in entries if "audit" not in entry]
+    if len({row.get("settings_file") for row in rows} - {None, ""}) < 2:
+        for row in rows:  # one file: the rows are exactly the rows `run` printed
+            row.pop("settings_file", None)
+        return
+    for row in rows:
+        if row.get("settings_file"):
+            row["text"] += DISPLAY_SEPARATOR + "from " + row["settings_file"]
 
 
 def _replay_record(line: bytes) -> Optional[Tuple[str, Mapping[str, Any]]]:
@@ -6413,6 +6726,8 @@ def explain_phase(
     return {
         "settings": settings.path,
         "found_by": settings.found_by,
+        "settings_files": settings_files(settings),
+        "notices": list(settings.notices),
         "untrusted": settings.untrusted,
         "enabled": settings.enabled,
         "phase": phase,
@@ -6421,16 +6736,32 @@ def explain_phase(
     }
 
 
+def settings_files(settings: Settings) -> List[Dict[str, Any]]:
+    """Each settings file in force (home first): its layer, path, how it was found, whether
+    hooks are enabled in it, its trust (`not needed` for the user's own files) and its hooks,
+    as `phase[index]` of the combined settings.  `config`, `doctor` and `--explain` show it."""
+    layers = settings.layers or ((settings,) if settings.path is not None else ())
+    return [{
+        "layer": layer_name(layer.found_by), "path": layer.path, "found_by": layer.found_by or "",
+        "enabled": layer.enabled,
+        "trust": ("not needed" if not is_project_file(layer.found_by)
+                  else layer.untrusted or "trusted"),
+        "hooks": ["%s[%d]" % (phase, hook.index) for phase in PHASES
+                  for hook in settings.hooks_for(phase) if hook.source == (layer.found_by or "")],
+    } for layer in layers]
+
+
 def _explain_hook(settings: Settings, hook: HookDefinition, event: ToolEvent) -> Dict[str, Any]:
     reason = skip_reason(settings, hook, event.tool_name, event.wrapped)
     entry: Dict[str, Any] = {"index": hook.index, "label": hook.label, "matched": reason is None,
-                             "reason": reason}
+                             "reason": reason, "settings_file": hook.source,
+                             "runs": reason is None and not refused_hooks(settings, [hook])}
     if reason is not None:
         return entry
     entry["filters_ignored"] = hook.phase in MESSAGE_PHASES and bool(
         hook.include_tools or hook.exclude_tools)
     entry["failure_policy"] = hook.failure_policy
-    entry["preflight"] = preflight_rejection(hook.command, settings.absolute_paths)
+    entry["preflight"] = preflight_rejection(hook.command, hook.absolute_paths)
     if entry["preflight"] is None:
         entry["payload"] = preview_payload(hook, event)
     return entry
@@ -6459,10 +6790,10 @@ def _unwritten_spill(data: bytes) -> Tuple[Optional[str], Dict[str, Any]]:
 def explain_lines(explained: Mapping[str, Any]) -> List[str]:
     """`run --explain` as text.  Each payload is printed alone on a line that starts with `{`."""
     phase, tool = explained["phase"], explained["tool"]
-    if explained["settings"] is None:
-        lines = ["settings: none found, so hooks are inert"]
-    else:
-        lines = ["settings: %s (found by %s)" % (explained["settings"], explained["found_by"])]
+    files = explained["settings_files"]
+    lines = [_terminal_text("settings: %s (found by %s)" % (one["path"], one["found_by"]))
+             for one in files] or ["settings: none found, so hooks are inert"]
+    lines += [_terminal_text(notice) for notice in explained["notices"]]
     if explained["untrusted"]:
         lines.append("trust: this project file %s, so none of its hooks runs (a before_tool call "
                      "one would hook is blocked); review it, then run `magihook trust`"
@@ -6473,13 +6804,14 @@ def explain_lines(explained: Mapping[str, Any]) -> List[str]:
     if not explained["hooks"]:
         lines.append("no %s hooks are configured" % phase)
     for hook in explained["hooks"]:
-        lines += _explain_hook_lines(phase, hook)
+        lines += _explain_hook_lines(phase, hook, len(files) > 1)
     lines.append("nothing was run")
     return lines
 
 
-def _explain_hook_lines(phase: str, hook: Mapping[str, Any]) -> List[str]:
-    head = _terminal_text("%s[%d] %s: " % (phase, hook["index"], hook["label"]))
+def _explain_hook_lines(phase: str, hook: Mapping[str, Any], layered: bool = False) -> List[str]:
+    head = _terminal_text("%s[%d] %s%s: " % (phase, hook["index"], hook["label"], (
+        " (from %s)" % hook["settings_file"]) if layered else ""))
     if not hook["matched"]:
         return [head + "not matched: " + _terminal_text(hook["reason"])]
     lines = [head + "matched" + (
@@ -6649,9 +6981,12 @@ def _run_phase(
     if owns_process and hooks:
         _sweep_once()
     run = PhaseRun(settings, session, on_row, owns_process, deliver_context, on_failure)
+    run.warnings.extend(settings.notices)
+    refused = refused_hooks(settings, hooks)
     try:
-        verdict = (_run_hooks(run, hooks, tool_event) if settings.untrusted is None
-                   else _refuse_untrusted(run, hooks, tool_event))
+        verdict = _run_hooks(run, [hook for hook in hooks if hook not in refused], tool_event)
+        if verdict == "continue":
+            verdict = _refuse_untrusted(run, refused, tool_event)
     finally:
         run.close()
     return result_document(run, tool_event, verdict)
@@ -6777,7 +7112,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
     """Preflight, payload, process: every way a hook can fail ends as a HookOutcome."""
     started = time.monotonic()
     command = dialect_command(hook, event)
-    rejection = preflight_rejection(command, run.settings.absolute_paths)
+    rejection = preflight_rejection(command, hook.absolute_paths)
     if rejection is not None:
         return HookOutcome(CATEGORY_RUNNER, "command rejected by preflight: " + rejection,
                            elapsed_ms=_elapsed_ms(started))
@@ -7336,7 +7671,35 @@ def magihook_command() -> str:
 def dialect_command(hook: HookDefinition, event: ToolEvent) -> str:
     """The command as the agent would run it: its project-folder variables expanded."""
     names = dialect_variables(hook.dialect)
-    return expand_variables(hook.command, names, event.context["cwd"]) if names else hook.command
+    if not names:
+        return hook.command
+    return expand_variables(hook.command, names, agent_project_dir(names, event.context["cwd"]))
+
+
+# What marks a project's root folder for agent_project_dir.
+PROJECT_ROOT_MARKERS = (".claude", ".gemini", SETTINGS_FOLDER, ".git")
+
+
+def agent_project_dir(names: Sequence[str], cwd: str) -> str:
+    """The folder an agent's project-folder variable (CLAUDE_PROJECT_DIR ...) names, as the
+    agent gives it, whatever folder the model has `cd`-ed into: the variable itself when the
+    agent exported it to magihook (an absolute folder); else the nearest folder at or above the
+    cwd that holds `.claude`, `.gemini`, `.magi-code` or `.git` (the walk stops below the home
+    folder, as the settings walk does); else the cwd."""
+    for name in names:
+        value = os.environ.get(name, "")
+        if os.path.isabs(value) and os.path.isdir(value):
+            return value
+    home = home_folder(os.environ)
+    folder = os.path.realpath(cwd)
+    while folder != home:
+        if any(os.path.lexists(os.path.join(folder, mark)) for mark in PROJECT_ROOT_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder or home is None:
+            break
+        folder = parent
+    return cwd
 
 
 def expand_variables(command: str, names: Sequence[str], value: str) -> str:
@@ -7378,8 +7741,9 @@ def dialect_env(hook: HookDefinition, event: ToolEvent) -> Optional[Dict[str, st
     if not names:
         return None
     env = dict(os.environ)
+    project = agent_project_dir(names, event.context["cwd"])
     for name in names:
-        env[name] = event.context["cwd"]
+        env[name] = project
     session_variable = AGENTS[hook.dialect].session_id_variable
     if session_variable is not None and event.context["session_id"]:
         env[session_variable] = event.context["session_id"]
@@ -8053,6 +8417,26 @@ class ImportOptions:
     plugin_root: Optional[str] = None
 
 
+# What an imported PreToolUse guard sets so that its failing blocks the call: not found (exit
+# 127), timeout, an output cap, a stdin too large.  Claude Code has no output cap and denies on
+# exit 2 whatever the stderr's length: the widest caps keep a long reason a deny, and a longer
+# one fails, which blocks too.
+IMPORTED_GUARD = MappingProxyType({
+    "failure_policy": "block",
+    "stdout_max_bytes": INHERITED_SETTINGS_BY_KEY["stdout_max_bytes"].maximum,
+    "stderr_max_bytes": INHERITED_SETTINGS_BY_KEY["stderr_max_bytes"].maximum,
+})
+# `import`'s report on imported guards: every way one could still let a call through.
+IMPORTED_GUARD_REPORT = (
+    "each guard has failure_policy block: it blocks the call when it fails (not found, "
+    "timeout, output cap, any exit status other than 0 and 2, and a call whose hook stdin "
+    "would pass %d bytes, which a dialect hook cannot be given); Claude Code lets the call "
+    "through on exit statuses other than 2" % STDIN_MAX_BYTES,
+    "a guard still lets a call through when: you change its failure_policy to warn or ignore; "
+    "it exits 0 without a deny decision (its own logic); hooks.enabled is not true; these "
+    "settings are not in force (put them in ~/.magi-code/settings.json, a trusted project "
+    "file, or name them with --config); the call is to a tool magihook does not wrap",
+)
 _PLUGIN_ROOT_VARIABLE = re.compile(r"\$(?:\{CLAUDE_PLUGIN_ROOT\}|CLAUDE_PLUGIN_ROOT(?![A-Za-z0-9_]))")
 # Claude Code runs a command hook with `/bin/sh -c COMMAND` (measured, 2.1.197).
 _CLAUDE_HOOK_SHELL = "/bin/sh"
@@ -8064,7 +8448,9 @@ def import_claude_code(document: Mapping[str, Any],
     """A Claude Code settings document as magihook settings, and what was not carried over.
 
     Each `command` handler of PreToolUse / PostToolUse becomes a claude-code dialect hook
-    (payload full, failure_policy warn as Claude's non-blocking errors, after hooks injecting).
+    (payload full; a PreToolUse guard fails closed: failure_policy block and the widest output
+    caps, see IMPORTED_GUARD; a PostToolUse hook warns as Claude's non-blocking errors and
+    injects).
     A command preflight would reject, or one naming `${CLAUDE_PLUGIN_ROOT}`, becomes a script
     in `options.scripts_dir` that runs the same text the same way, so a guard still blocks.
     Report lines name the JSON path and never quote a command.
@@ -8089,9 +8475,7 @@ def import_claude_code(document: Mapping[str, Any],
                 hooks[phase].extend(_import_group(phase, event_name, index, group, path + [index],
                                                   report, options))
     if hooks["before_tool"]:
-        report.append("$.hooks.PreToolUse: a call whose hook stdin would pass %d bytes cannot be "
-                      "given to these hooks (no payload_ref for a dialect hook); it goes through "
-                      "with a warning" % STDIN_MAX_BYTES)
+        report += ["$.hooks.PreToolUse: " + line for line in IMPORTED_GUARD_REPORT]
     return {"hooks": hooks}, report
 
 
@@ -8161,7 +8545,9 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
         return None
     hook: Dict[str, Any] = {"label": label, "command": command, "dialect": ClaudeCode.name,
                             "payload": "full", "failure_policy": "warn", "timeout_seconds": timeout}
-    if phase != "before_tool":
+    if phase == "before_tool":
+        hook.update(IMPORTED_GUARD)
+    else:
         hook["provider_context_injection"] = True
     for key in handler:
         if key not in ("type", "command", "timeout"):
@@ -8173,8 +8559,8 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
 
 def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]) -> int:
     """Claude's timeout within magihook's timeout_seconds bounds (none: the longest).  A guard
-    stopped by its timeout lets the call through (in Claude Code too), so a before_tool hook
-    that may now be stopped sooner is reported."""
+    stopped by its timeout blocks the call (IMPORTED_GUARD; Claude Code lets it through), so a
+    before_tool hook that may now be stopped sooner is reported."""
     import math
 
     timeouts = INHERITED_SETTINGS_BY_KEY["timeout_seconds"]
@@ -8185,11 +8571,11 @@ def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]
     if given and seconds != timeout:
         report.append("%s: %g s became %d s (magihook allows %d to %d)%s" % (
             json_path(path), timeout, seconds, least, most,
-            "; a guard stopped by it lets the call through" if seconds < timeout and
+            "; a guard stopped by it blocks the call" if seconds < timeout and
             phase == "before_tool" else ""))
     elif not given and phase == "before_tool":
-        report.append("%s: none, so %d s (Claude Code waits %d s); a guard stopped by it lets "
-                      "the call through" % (json_path(path), most, _CLAUDE_HOOK_TIMEOUT_SECONDS))
+        report.append("%s: none, so %d s (Claude Code waits %d s); a guard stopped by it "
+                      "blocks the call" % (json_path(path), most, _CLAUDE_HOOK_TIMEOUT_SECONDS))
     return seconds
 
 
@@ -8237,10 +8623,15 @@ def write_import_script(options: ImportOptions, label: str, command: str,
         lines.append("export CLAUDE_PLUGIN_ROOT")
     text = "\n".join(lines) + "\n" + command + "\n"
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        # No following a link planted where the script goes: it would overwrite the link's target.
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-                             | getattr(os, "O_NOFOLLOW", 0), 0o700)
+        # No following a link planted where the script goes, or on the way to it: it would
+        # write the script where the link points.
+        folder_fd = open_folder_no_link(folder, 0o700)
+        try:
+            descriptor = os.open(os.path.basename(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                                 | getattr(os, "O_NOFOLLOW", 0) | _O_CLOEXEC, 0o700,
+                                 dir_fd=folder_fd)
+        finally:
+            os.close(folder_fd)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
             if hasattr(os, "fchmod"):  # an older script of the same name keeps no wider mode
@@ -8288,7 +8679,7 @@ def preflight_problem(settings: Settings) -> Optional[Tuple[str, str]]:
     """(JSON path, why) of the first hook command preflight always rejects, or None."""
     for phase in PHASES:
         for hook in settings.hooks_for(phase):
-            rejection = command_rejection(hook, settings.absolute_paths)
+            rejection = command_rejection(hook, hook.absolute_paths)
             if rejection is not None:
                 return ("$.hooks.%s[%d].command" % (phase, hook.index),
                         "preflight rejects this command on every call (%s); put the logic in a "
@@ -8470,9 +8861,11 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
     """Every finding and note for the settings in force, each naming what it is about."""
     report = DoctorReport()
     findings = report.findings
+    findings += ["settings: " + notice for notice in settings.notices]
     if settings.untrusted is not None:
-        findings.append("settings: this project file %s: no hook runs and before_tool calls it "
-                        "hooks are blocked; review it, then run `magihook trust`" % settings.untrusted)
+        findings.append("settings: this project file %s: none of its hooks runs and before_tool "
+                        "calls it hooks are blocked; review it, then run `magihook trust`"
+                        % settings.untrusted)
     hooks = [hook for phase in PHASES for hook in settings.hooks_for(phase)]
     if hooks and not settings.enabled:
         findings.append("settings: hooks.enabled is not true, so none of its %s runs"
@@ -8486,7 +8879,7 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
                         "of %s; make the profile quiet when it is not interactive"
                         % (login.profile_output, ", ".join(readers)))
     for hook in hooks:
-        rejection = command_rejection(hook, settings.absolute_paths)
+        rejection = command_rejection(hook, hook.absolute_paths)
         if rejection is not None:
             findings.append("%s: is rejected by preflight on every call (%s)"
                             % (hook_subject(hook), rejection))
@@ -8707,11 +9100,17 @@ def init_files(root: str) -> List[Tuple[str, str, int]]:
     ]
 
 
-def write_new_file(path: str, text: str, mode: int) -> None:
-    """Create a file that must not exist yet (O_EXCL: never overwrite, never follow a link)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+def write_new_file(path: str, data: bytes, mode: int) -> None:
+    """Create a file that must not exist yet (O_EXCL: never overwrite, never follow a link) in
+    a folder reached through no link (open_folder_no_link)."""
+    folder = open_folder_no_link(os.path.dirname(path) or ".", 0o755)
     try:
-        _write_all(fd, text.encode("utf-8"))
+        fd = os.open(os.path.basename(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                     | getattr(os, "O_NOFOLLOW", 0) | _O_CLOEXEC, mode, dir_fd=folder)
+    finally:
+        os.close(folder)
+    try:
+        _write_all(fd, data)
         os.fchmod(fd, mode)
     finally:
         os.close(fd)
@@ -8878,14 +9277,16 @@ usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
        magihook --version""" % {"agents": "|".join(AGENTS), "importing": "|".join(importing_agents())}
 
 SETTINGS_ORDER_HELP = """\
-settings, first found wins: --config PATH; $MAGIHOOK_CONFIG; the nearest
+settings: --config PATH, else $MAGIHOOK_CONFIG, is the one file.  Otherwise both apply, the
+  home file's hooks first: ~/.magi-code/settings.json or .toml, and the nearest
   .magi-code/settings.json or .toml in the agent's cwd (context.cwd) or a folder above it,
-  below the home folder (a project file: it runs only once `magihook trust` recorded it);
-  ~/.magi-code/settings.json or .toml.  None found: hooks are inert."""
+  below the home folder (a project file: it runs only once `magihook trust` recorded it, and
+  never weakens a home hook).  None found: hooks are inert."""
 
 ENVIRONMENT_HELP = {
     "MAGIHOOK_CONFIG": "the settings file, when --config is not given (needs no trust)",
-    "HOME": "where ~/.magi-code/ (the home settings and the trust record) is",
+    "HOME": "where ~/.magi-code/ (the home settings and the trust record) is; unset or "
+            "relative: no home file, no trust record",
     "MAGIHOOK_DEBUG": "1: an internal error prints its traceback",
     "TMPDIR": "where payload_ref folders are made",
     "NO_COLOR": "set: no colour on a terminal",
@@ -9521,10 +9922,16 @@ def error_text(exc: MagihookError) -> str:
 def cli_validate(options: Mapping[str, Any], out: Output) -> int:
     explicit = _settings_path_argument(options)
     env, cwd = os.environ, os.getcwd()
-    path, found_by = discover_settings(explicit, env, cwd)
-    if path is None:
+    found = settings_layers(explicit, env, cwd)
+    if not found:
         raise SettingsError("no settings file found (looked at --config, $MAGIHOOK_CONFIG, "
                             ".magi-code/ here and in the folders above, and ~/.magi-code/)")
+    for path, found_by in found:  # every file in force: the home file, then the project's
+        _validate_file(path, found_by, env, out)
+    return 0
+
+
+def _validate_file(path: str, found_by: str, env: Mapping[str, str], out: Output) -> None:
     document = read_settings_document(path)
     settings = settings_from_document(document, path, found_by, _best_engine())
     problem = preflight_problem(settings)
@@ -9543,7 +9950,6 @@ def cli_validate(options: Mapping[str, Any], out: Output) -> int:
         if problem_text is not None:
             out.error("magihook: note: this project file %s, so its hooks do not run yet; "
                       "review it, then run `magihook trust`" % problem_text)
-    return 0
 
 
 def _settings_path_argument(options: Mapping[str, Any]) -> Optional[str]:
@@ -9566,7 +9972,10 @@ def cli_config(options: Mapping[str, Any], out: Output) -> int:
     form = options.get("--format", "json")
     if form not in ("json", "toml"):
         raise UsageError("--format must be json or toml")
-    document = settings_document(load_settings(options.get("--config"), engine=_best_engine()))
+    settings = load_settings(options.get("--config"), engine=_best_engine())
+    document = settings_document(settings)
+    # A top-level key the loader ignores, so that the output still loads as a settings file.
+    document["settings_files"] = settings_files(settings)
     if form == "toml":
         try:
             import tomli_w
@@ -9696,10 +10105,13 @@ def cli_doctor(options: Mapping[str, Any], out: Output) -> int:
     or fail open.  Exit 0 with no finding, 3 with any."""
     env, cwd = os.environ, os.getcwd()
     settings = load_settings(options.get("--config"), cwd=cwd, engine=_best_engine())
-    if settings.path is None:
+    files = settings_files(settings)
+    if not files:
         out.text("settings: none found, so hooks are inert")
-    else:
-        out.text("settings: %s (found by %s)" % (settings.path, settings.found_by))
+    for one in files:
+        out.text(_terminal_text("settings: %s (found by %s)%s" % (
+            one["path"], one["found_by"], ": %s, its hooks %s" % (
+                one["layer"], ", ".join(one["hooks"]) or "none") if len(files) > 1 else "")))
     for line in settings_search(options.get("--config"), env, cwd):
         out.text("  search: " + line)
     report = doctor_report(settings, cwd, LoginShell(cwd))
@@ -9722,13 +10134,13 @@ def cli_init(options: Mapping[str, Any], out: Output) -> int:
         raise UsageError("init writes nothing here: %s already exists" % ", ".join(existing))
     for name, text, mode in files:
         try:
-            os.makedirs(os.path.dirname(name), exist_ok=True)
-            write_new_file(name, text, mode)
+            write_new_file(name, text.encode("utf-8"), mode)
         except OSError as exc:
             raise MagihookError("%s: cannot write (%s)" % (name, _errno_name(exc))) from None
         out.text("wrote %s" % name)
     settings_path = os.path.abspath(files[-1][0])
-    trust_settings_file(settings_path, os.environ)
+    # The bytes written are the bytes trusted: the file may change after the write.
+    trust_settings_file(settings_path, os.environ, files[-1][1].encode("utf-8"))
     out.text("trusted %s" % settings_path)
     if init_command(os.getcwd(), "audit.sh").startswith("./"):
         out.error("magihook: note: this folder's path would not pass preflight, so the hook "
@@ -9767,7 +10179,7 @@ def cli_trust(options: Mapping[str, Any], out: Output) -> int:
     if "--revoke" in options:
         if options["args"]:
             raise UsageError("--revoke takes its PATH as its value")
-        path = os.path.realpath(_settings_file_in(options["--revoke"]))
+        path = trust_key(_settings_file_in(options["--revoke"]))
         with TrustLock(env):
             trusted = read_trust(env)
             known = trusted.pop(path, None) is not None
@@ -9785,7 +10197,7 @@ def cli_trust(options: Mapping[str, Any], out: Output) -> int:
         path = found[0]
     raw = _read_settings_bytes(path)  # what is validated is what is trusted
     settings_from_document(parse_settings_bytes(path, raw), path, None, _best_engine())
-    out.text("trusted: %s (%s)" % (os.path.realpath(path), trust_settings_file(path, env, raw)))
+    out.text("trusted: %s (%s)" % (trust_key(path), trust_settings_file(path, env, raw)))
     return 0
 
 
@@ -9805,7 +10217,7 @@ def trust_settings_file(path: str, env: Mapping[str, str], raw: Optional[bytes] 
     digest = file_digest(path) if raw is None else settings_digest(raw)
     with TrustLock(env):
         trusted = read_trust(env)
-        trusted[os.path.realpath(path)] = digest
+        trusted[trust_key(path)] = digest
         write_trust(env, trusted)
     return digest
 
@@ -9816,7 +10228,7 @@ class TrustLock:
     by a rename, so a lock on it would be on the old file)."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self._path = trust_file_path(env) + ".lock"
+        self._path = _trust_file_required(env) + ".lock"
         self._fd: Optional[int] = None
 
     def __enter__(self) -> TrustLock:

@@ -343,12 +343,14 @@ def test_doctor_reports_the_search_and_an_untrusted_project_file(project, isolat
     result = run_cli("doctor", cwd=project)
     path = project / ".magi-code" / "settings.json"
     assert result.returncode == 3
-    assert result.stdout.splitlines()[:3] == [
+    assert result.stdout.splitlines()[:4] == [
         "settings: %s (found by ./.magi-code/settings.json)" % path,
-        "  search: --config and $MAGIHOOK_CONFIG: not given",
+        "  search: --config and $MAGIHOOK_CONFIG: not given, so the home and project files both "
+        "apply",
+        "  search: home: no settings.json or settings.toml in %s" % (isolated_env / ".magi-code"),
         "  search: project: %s, the nearest at or above the cwd %s" % (path, project)]
     assert findings(result) == [
-        "settings: this project file is not trusted: no hook runs and before_tool calls it "
+        "settings: this project file is not trusted: none of its hooks runs and before_tool calls it "
         "hooks are blocked; review it, then run `magihook trust`"]
 
 

@@ -1045,15 +1045,17 @@ def test_import_claude_code_settings(project):
         "this script runs the same text.\njq . >> ~/.claude/log.jsonl\n")
     assert script.stat().st_mode & 0o777 == 0o700
     common = {"dialect": "claude-code", "payload": "full", "failure_policy": "warn"}
+    # A PreToolUse guard fails closed (issue 26): block, and the widest output caps.
+    guard = dict(common, failure_policy="block", stdout_max_bytes=65536, stderr_max_bytes=65536)
     assert json.loads(result.stdout) == {"hooks": {
         "enabled": True,
         "before_tool": [
-            dict(common, label="claude-code PreToolUse 0.0", timeout_seconds=30,
+            dict(guard, label="claude-code PreToolUse 0.0", timeout_seconds=30,
                  command='"$CLAUDE_PROJECT_DIR"/.hooks/claude_bash_guard.sh',
                  include_tools=["bash"]),
-            dict(common, label="claude-code PreToolUse 1.0", timeout_seconds=60,
+            dict(guard, label="claude-code PreToolUse 1.0", timeout_seconds=60,
                  command="python3 .hooks/protect.py", include_tools=["write", "hash_edit"]),
-            dict(common, label="claude-code PreToolUse 3.0", timeout_seconds=60,
+            dict(guard, label="claude-code PreToolUse 3.0", timeout_seconds=60,
                  command="./web.sh", include_tools=["web_search"]),
         ],
         "after_tool": [
@@ -1063,7 +1065,7 @@ def test_import_claude_code_settings(project):
     }}
     assert result.stderr.splitlines() == [
         "magihook import: $.hooks.PreToolUse[1].hooks[0].timeout: 120 s became 60 s "
-        "(magihook allows 1 to 60); a guard stopped by it lets the call through",
+        "(magihook allows 1 to 60); a guard stopped by it blocks the call",
         "magihook import: $.hooks.PreToolUse[1].hooks[0].if: not carried over; the hook runs for "
         "every call of its tools",
         "magihook import: $.hooks.PreToolUse[1].hooks[1]: handler type 'http' is not carried over "
@@ -1073,7 +1075,7 @@ def test_import_claude_code_settings(project):
         "magihook import: $.hooks.PreToolUse[3].matcher: also matches WebFetch, which magihook "
         "does not wrap",
         "magihook import: $.hooks.PreToolUse[3].hooks[0].timeout: none, so 60 s (Claude Code "
-        "waits 600 s); a guard stopped by it lets the call through",
+        "waits 600 s); a guard stopped by it blocks the call",
         "magihook import: $.hooks.PreToolUse[3].hooks[0].async: not carried over; magihook runs "
         "hooks synchronously",
         "magihook import: $.hooks.PostToolUse[0].hooks[0].timeout: 0.5 s became 1 s (magihook "
@@ -1082,10 +1084,16 @@ def test_import_claude_code_settings(project):
         "(command contains '~'), so it runs from the generated script %s" % script,
         "magihook import: $.hooks.UserPromptSubmit: event 'UserPromptSubmit' has no magihook "
         "phase; not carried over",
-        "magihook import: $.hooks.PreToolUse: a call whose hook stdin would pass 1048576 bytes "
-        "cannot be given to these hooks (no payload_ref for a dialect hook); it goes through with "
-        "a warning",
-    ]
+    ] + ["magihook import: $.hooks.PreToolUse: " + line for line in (
+        "each guard has failure_policy block: it blocks the call when it fails (not found, "
+        "timeout, output cap, any exit status other than 0 and 2, and a call whose hook stdin "
+        "would pass 1048576 bytes, which a dialect hook cannot be given); Claude Code lets the "
+        "call through on exit statuses other than 2",
+        "a guard still lets a call through when: you change its failure_policy to warn or "
+        "ignore; it exits 0 without a deny decision (its own logic); hooks.enabled is not true; "
+        "these settings are not in force (put them in ~/.magi-code/settings.json, a trusted "
+        "project file, or name them with --config); the call is to a tool magihook does not "
+        "wrap")]
     out = project / "magihook.json"
     out.write_text(result.stdout)
     # A command preflight would reject became a generated script (reported above): what import
@@ -1209,7 +1217,8 @@ def test_import_turns_a_rejected_one_liner_into_a_script_that_still_blocks(proje
         "magihook import: $.hooks.PreToolUse[0].hooks[0].command: preflight would reject it "
         "(command contains '$'), so it runs from the generated script %s" % script)
     (hook,) = json.loads(result.stdout)["hooks"]["before_tool"]
-    assert (hook["command"], hook["failure_policy"]) == (str(script), "warn")
+    # An imported guard fails closed (issue 26).
+    assert (hook["command"], hook["failure_policy"]) == (str(script), "block")
     converted = project / "magihook.json"
     converted.write_text(result.stdout)
     deny = adapt("claude-code", project, claude_stdin(
@@ -1270,7 +1279,8 @@ def test_import_refuses_a_scripts_folder_preflight_would_reject(project):
     blocked.write_text("a file, not a folder")
     result = run_cli("import", "claude-code", str(source), "--scripts", "ro", cwd=project)
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == ("magihook: %s: cannot write the generated script (EEXIST)\n"
+    # The folder is opened with O_DIRECTORY (no link followed): a file there is ENOTDIR.
+    assert result.stderr == ("magihook: %s: cannot write the generated script (ENOTDIR)\n"
                              % (blocked / "claude-code-PreToolUse-0.0.sh"))
     # A link planted where the script goes is not followed (its target would be overwritten).
     (project / "gen").mkdir()

@@ -29,7 +29,8 @@ from conftest import (
 import magihook
 
 LIFECYCLE_KEYS = ["phase", "label", "target_tool", "status", "policy", "category", "target_ran",
-                  "tool_call_id", "activity_id", "hook_index", "elapsed_ms", "message"]
+                  "tool_call_id", "activity_id", "hook_index", "elapsed_ms", "message",
+                  "settings_file"]
 
 
 def hook(command, **fields):
@@ -131,7 +132,9 @@ def ran(project):
     return path.read_text().split() if path.exists() else []
 
 
-def test_discovery_order_first_found_wins(project, isolated_env):
+def test_discovery_order_explicit_file_alone_else_home_then_project(project, isolated_env):
+    """An explicit file (--config over $MAGIHOOK_CONFIG) is the one file; without one the home
+    file's hooks run, then the nearest project file's (.json over .toml) (issue 26: layered)."""
     (project / ".magi-code").mkdir()
     (isolated_env / ".magi-code").mkdir()
     write_settings(isolated_env / ".magi-code", discovery_hooks(project, "home"))
@@ -150,7 +153,7 @@ def test_discovery_order_first_found_wins(project, isolated_env):
     flag_file = write_settings(project, discovery_hooks(project, "flag"), "flag.json")
     run_cli("run", "--phase", "before_tool", "--config", str(flag_file), event=bash_event(),
             cwd=project, env=dict(os.environ, MAGIHOOK_CONFIG=str(env_file)))
-    assert ran(project) == ["home", "toml", "local", "env", "flag"]
+    assert ran(project) == ["home", "home", "toml", "home", "local", "env", "flag"]
 
 
 def test_no_settings_file_is_inert(project):

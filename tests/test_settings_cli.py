@@ -137,11 +137,23 @@ SPARSE = {
 }
 
 
+def effective(config_output):
+    """`config`'s document without its `settings_files` (which names the files it came from),
+    in its order: what a settings file with the same meaning holds."""
+    document = json.loads(config_output)
+    document.pop("settings_files")
+    return list(document.items())
+
+
 def test_config_fills_every_default_and_inherited_value(tmp_path):
     path = write(tmp_path / "s.json", json.dumps(SPARSE))
     result = run_cli("config", "--config", path)
     assert result.returncode == 0
     document = json.loads(result.stdout)
+    # Which file each hook came from (issue 26); the loader ignores this top-level key.
+    assert document.pop("settings_files") == [{
+        "layer": "explicit", "path": path, "found_by": "--config", "enabled": True,
+        "trust": "not needed", "hooks": ["before_tool[0]", "after_tool[0]"]}]
     assert document == {
         "hooks": {
             "enabled": True, "show_in_tui": False,
@@ -168,11 +180,12 @@ def test_config_fills_every_default_and_inherited_value(tmp_path):
     }
     # The effective settings are themselves a valid settings file with the same meaning.
     again = write(tmp_path / "again.json", result.stdout)
-    assert json.loads(run_cli("config", "--config", again).stdout) == document
+    assert effective(run_cli("config", "--config", again).stdout) == list(document.items())
 
 
 def test_config_without_any_file_shows_the_defaults(tmp_path):
     document = json.loads(run_cli("config", cwd=tmp_path).stdout)
+    assert document.pop("settings_files") == []
     assert document["hooks"]["enabled"] is False
     assert document["hooks"]["before_tool"] == []
     assert document == magihook.settings_document(magihook.Settings())
@@ -195,13 +208,14 @@ def test_json_and_toml_give_identical_effective_settings(tmp_path):
     assert tomllib.loads(toml_text) == json.loads(run_cli("config", "--config", json_path).stdout)
     toml_path = write(tmp_path / "s.toml", toml_text)
     from_toml = run_cli("config", "--config", toml_path)
-    assert json.loads(from_toml.stdout) == json.loads(run_cli("config", "--config", json_path).stdout)
+    assert effective(from_toml.stdout) == effective(run_cli("config", "--config", json_path).stdout)
     hand_written = write(tmp_path / "hand.toml", (
         'model = "ignored"\n[hooks]\nenabled = true\ntimeout_seconds = 7\nfailure_policy = "fail"\n'
         '[[hooks.before_tool]]\nlabel = ""\ncommand = "./a.sh"\ninclude_tools = ["shell"]\n'
         '[[hooks.after_tool]]\nlabel = "b"\ncommand = "./b.sh"\nfailure_policy = "ignore"\n'
         "stdout_max_bytes = 100\n"))
-    assert run_cli("config", "--config", hand_written).stdout == run_cli("config", "--config", json_path).stdout
+    assert effective(run_cli("config", "--config", hand_written).stdout) == effective(
+        run_cli("config", "--config", json_path).stdout)
 
 
 def test_toml_output_without_tomli_w_names_the_package(tmp_path):
