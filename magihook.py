@@ -455,6 +455,11 @@ class PayloadTooLarge(MagihookError):
     """Even with the bodies summarized, the envelope (its context strings) passes 1 MiB."""
 
 
+class HookNotStarted(MagihookError):
+    """A hook that is not started: preflight rejected its command, or its program is not found.
+    The message is its `runner` failure's."""
+
+
 # Outside the family: FrozenInstanceError is the caller's bug (as dataclasses' is); the two
 # ValueErrors never leave the parser that raises them, which reports a SettingsError or a hook's
 # bad output instead.
@@ -641,9 +646,22 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                     "default": "hook",
                 },
                 "command": {
-                    "description": "Shell command run after the safety preflight.",
+                    "description": (
+                        "Shell command run with /bin/bash -lc after the safety preflight. A hook "
+                        "gives command or args, not both."
+                    ),
                     "type": "string",
                     "minLength": 1,
+                },
+                "args": {
+                    "description": (
+                        "[PROGRAM, ARG...]: PROGRAM (an absolute path, or a name without '/' "
+                        "found on PATH) run directly with these arguments: no shell, no login "
+                        "profile, no preflight. A hook gives command or args, not both."
+                    ),
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
                 },
                 # Here settings_schema() puts hook_setting_properties(INHERITED_SETTINGS).
                 "include_tools": {
@@ -675,8 +693,8 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                     "default": "magihook",
                 },
             },
-            "required": ["command"],
             "additionalProperties": False,
+            "allOf": [{"$ref": "#/$defs/command_or_args"}],
             # Rule (c), explicit half: "type": "object" keeps the rule off non-objects (the
             # type error reports those).
             "if": {
@@ -705,6 +723,22 @@ _SCHEMA_FRAME: Dict[str, Any] = {
         # that fail on a hook object say "type": "object": best_match ranks an error from a
         # schema whose "type" matches the instance below one from a schema without "type",
         # and the hook's own errors (e.g. a missing command) should win, as found first.
+        "command_or_args": {
+            "description": "Applies the rules that a hook gives exactly one of command and args.",
+            "if": {"type": "object", "required": ["command"]},
+            "then": {"$ref": "#/$defs/rule_not_command_and_args"},
+            "else": {"$ref": "#/$defs/rule_command_or_args"},
+        },
+        "rule_not_command_and_args": {
+            "type": "object",
+            "description": "Rule: a hook gives command or args, not both.",
+            "not": {"required": ["args"]},
+        },
+        "rule_command_or_args": {
+            "type": "object",
+            "description": "Rule: a hook gives command (a shell command) or args (a program).",
+            "required": ["args"],
+        },
         "rule_after_phase_no_block": {
             "description": "Rule: an after-phase hook cannot block; the tool already ran.",
             "not": {"const": "block"},
@@ -814,6 +848,8 @@ def _insert_properties(block: Dict[str, Any], after: str, inserted: Dict[str, An
 
 # Each custom rule's $defs name -> the keyword that fails when the rule is broken.
 _RULE_KEYWORDS = {
+    "rule_not_command_and_args": "not",
+    "rule_command_or_args": "required",
     "rule_after_phase_no_block": "not",
     "rule_inherited_block": "required",
     "rule_dialect_payload_set": "not",
@@ -857,6 +893,11 @@ def _describe(keyword: str, json_path: str, fragment: Any, instance: Any) -> Sch
     object holding the keyword, instance the value it failed on.
     """
     rule = _rule_name(keyword, fragment)
+    if rule == "rule_not_command_and_args":
+        return json_path, "gives both command and args: give one (args runs a program with no shell)"
+    if rule == "rule_command_or_args":
+        return json_path, ("missing command or args: give a shell command, or args: [PROGRAM, "
+                           "ARG...]")
     if rule == "rule_after_phase_no_block":
         return json_path, "'block' is only allowed for before_tool hooks"
     if rule == "rule_inherited_block":
@@ -886,6 +927,8 @@ def _describe(keyword: str, json_path: str, fragment: Any, instance: Any) -> Sch
         if fragment["minLength"] == 1:
             return json_path, "must not be empty"
         return json_path, "must be at least %d characters long" % fragment["minLength"]
+    if keyword == "minItems":
+        return json_path, "must not be empty"  # args, the one array with a minimum, needs PROGRAM
     if keyword == "required":
         missing = [key for key in fragment["required"] if key not in instance]
         # jsonschema yields one error per missing key, the first one first; same here.
@@ -1109,6 +1152,11 @@ def _check_min_length(value: Any, instance: Any, schema: Dict[str, Any], path: T
         yield path, "minLength", schema, instance
 
 
+def _check_min_items(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
+    if isinstance(instance, list) and len(instance) < value:
+        yield path, "minItems", schema, instance
+
+
 def _check_properties(value: Any, instance: Any, schema: Dict[str, Any], path: Tuple[Any, ...]) -> Iterator[RawError]:
     if isinstance(instance, dict):
         for key, subschema in value.items():
@@ -1173,6 +1221,7 @@ _KEYWORD_CHECKS = {
     "minimum": _check_minimum,
     "maximum": _check_maximum,
     "minLength": _check_min_length,
+    "minItems": _check_min_items,
     "properties": _check_properties,
     "additionalProperties": _check_additional_properties,
     "required": _check_required,
@@ -1195,7 +1244,8 @@ class HookDefinition:
     phase: str
     index: int
     label: str
-    command: str
+    command: str  # "" for a hook that gives args
+    args: Tuple[str, ...]  # () for a hook that gives command
     # The INHERITED_SETTINGS rows, by hand for the type checker; a test pins them to the table.
     payload: str
     failure_policy: str
@@ -1727,7 +1777,8 @@ def settings_from_document(
     engine: str = "builtin",
 ) -> Settings:
     """Validate a settings document and build the frozen Settings (defaults and inheritance)."""
-    error = hooks_near_miss(document) or schema_error(document, engine)
+    error = (hooks_near_miss(document) or schema_error(document, engine)
+             or program_problem(document))
     if error is not None:
         raise SettingsError("%s: %s: %s" % (path or "settings", error[0], error[1]))
     hooks = document.get("hooks") or {}
@@ -1780,6 +1831,28 @@ def _close_to_hooks(word: str) -> bool:
     return difflib.SequenceMatcher(None, word, "hooks").ratio() >= 0.8
 
 
+def program_problem(document: Mapping[str, Any]) -> Optional[SchemaProblem]:
+    """The first hook whose args PROGRAM can name no program the same way from every folder (a
+    schema-valid document): it must be an absolute path or a name looked up on PATH.  A relative
+    path would name another file, or none, in each folder an agent calls from."""
+    hooks = document.get("hooks") or {}
+    for phase in PHASES:
+        for index, raw in enumerate(hooks.get(phase) or ()):
+            if "args" not in raw:
+                continue
+            names = dialect_variables(raw.get("dialect", MAGIHOOK_DIALECT))
+            program = dialect_arg(raw["args"][0], names, "/project")
+            where = json_path(["hooks", phase, index, "args"])
+            if any("\x00" in arg for arg in raw["args"]):
+                return where, "an argument holds a NUL character, which no program can be given"
+            if not program:
+                return where + "[0]", "must not be empty (the program to run)"
+            if "/" in program and not os.path.isabs(program):
+                return where + "[0]", ("must be an absolute path or a name found on PATH, not "
+                                       "a relative path")
+    return None
+
+
 def _hook_definition(
     phase: str, index: int, raw: Mapping[str, Any], globals_: Mapping[str, Any], source: str,
     absolute_paths: bool,
@@ -1790,7 +1863,8 @@ def _hook_definition(
         source=source,
         absolute_paths=absolute_paths,
         label=raw.get("label") or "hook",
-        command=raw["command"],
+        command=raw.get("command", ""),
+        args=tuple(raw.get("args", ())),
         include_tools=tuple(canonical_tool_name(name) for name in raw.get("include_tools", ())),
         exclude_tools=tuple(canonical_tool_name(name) for name in raw.get("exclude_tools", ())),
         dialect=raw.get("dialect", "magihook"),
@@ -1930,7 +2004,11 @@ def settings_document(
 
 
 def _hook_document(hook: HookDefinition, inherited: Sequence[InheritedSetting]) -> Dict[str, Any]:
-    document: Dict[str, Any] = {"label": hook.label, "command": hook.command}
+    document: Dict[str, Any] = {"label": hook.label}
+    if hook.args:
+        document["args"] = list(hook.args)
+    else:
+        document["command"] = hook.command
     document.update(_inherited_document(hook, inherited))
     document["include_tools"] = list(hook.include_tools)
     document["exclude_tools"] = list(hook.exclude_tools)
@@ -5382,9 +5460,10 @@ class HookProcess:
                     pass
 
 
-def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, *,
+def start_hook(argv: Sequence[str], cwd: str, env: Optional[Mapping[str, str]] = None, *,
                owns_process: bool = False) -> HookProcess:
-    """Start `/bin/bash -lc command` in a new session (its own process group) on three pipes.
+    """Start ARGV (hook_argv(): `/bin/bash -lc command`, or a program's absolute path and its
+    args) in a new session (its own process group) on three pipes.
 
     `owns_process`: the caller is magihook's own CLI, which runs no other thread and has made the
     descriptors it inherited private (_make_fds_private).  Then nothing can change our cwd or
@@ -5401,7 +5480,6 @@ def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, 
             read_end, write_end = os.pipe()
             ours.append(write_end if not child else read_end)
             child.append(read_end if not child else write_end)
-        argv = HOOK_SHELL + (command,)
         pid = _posix_spawn_hook(argv, cwd, env, child) if owns_process else None
         popen = None
         if pid is None:
@@ -5424,7 +5502,7 @@ def start_hook(command: str, cwd: str, env: Optional[Mapping[str, str]] = None, 
 _DEFAULT_IN_HOOK = ("SIGPIPE", "SIGXFSZ")
 
 
-def _posix_spawn_hook(argv: Tuple[str, ...], cwd: str, env: Optional[Mapping[str, str]],
+def _posix_spawn_hook(argv: Sequence[str], cwd: str, env: Optional[Mapping[str, str]],
                       child: Sequence[int]) -> Optional[int]:
     """posix_spawn the hook (vfork-fast, and `subprocess` need not be imported): its pid, or
     None where only subprocess can do what the hook needs.
@@ -6032,7 +6110,9 @@ def end_hook(process: HookProcess) -> None:
         process.close_pipes()
 
 
-def _spawn_failure(exc: BaseException, cwd: str) -> str:
+def _spawn_failure(exc: BaseException, cwd: str, started: str) -> str:
+    """The runner message for a hook that could not start; STARTED says what it started: the
+    `shell`, or the `program` of an args hook."""
     if isinstance(exc, OSError) and exc.filename == cwd:
         if isinstance(exc, NotADirectoryError):
             return "hook could not start: working directory is not a directory"
@@ -6040,8 +6120,31 @@ def _spawn_failure(exc: BaseException, cwd: str) -> str:
             return "hook could not start: working directory does not exist"
         return "hook could not start: working directory unusable (%s)" % _errno_name(exc)
     if isinstance(exc, OSError):
-        return "hook could not start: shell unavailable (%s)" % _errno_name(exc)
+        return "hook could not start: %s unavailable (%s)" % (started, _errno_name(exc))
     return "hook could not start"
+
+
+def hook_argv(hook: HookDefinition, event: ToolEvent, env: Optional[Mapping[str, str]],
+              absolute_paths: bool) -> Tuple[str, ...]:
+    """What to execute for HOOK: `/bin/bash -lc command` once preflight accepts the command, or
+    the args with PROGRAM made absolute (looked up on the hook's PATH when a bare name), as the
+    agent's own exec form does.  Raises HookNotStarted with the runner message otherwise."""
+    if not hook.args:
+        command = dialect_command(hook, event)
+        rejection = preflight_rejection(command, absolute_paths)
+        if rejection is not None:
+            raise HookNotStarted("command rejected by preflight: " + rejection)
+        return HOOK_SHELL + (command,)
+    args = dialect_args(hook, event)
+    if os.path.isabs(args[0]):
+        return args
+    path = (os.environ if env is None else env).get("PATH", os.defpath)
+    for folder in path.split(os.pathsep):
+        # Only absolute entries: an empty or relative one would look in the agent's cwd.
+        candidate = os.path.join(folder, args[0])
+        if os.path.isabs(folder) and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return (candidate,) + args[1:]
+    raise HookNotStarted("hook could not start: program not found on PATH")
 
 
 def _elapsed_ms(started: float) -> int:
@@ -6761,7 +6864,9 @@ def _explain_hook(settings: Settings, hook: HookDefinition, event: ToolEvent) ->
     entry["filters_ignored"] = hook.phase in MESSAGE_PHASES and bool(
         hook.include_tools or hook.exclude_tools)
     entry["failure_policy"] = hook.failure_policy
-    entry["preflight"] = preflight_rejection(hook.command, hook.absolute_paths)
+    entry["runs"] = "program" if hook.args else "shell"
+    entry["preflight"] = None if hook.args else preflight_rejection(hook.command,
+                                                                    hook.absolute_paths)
     if entry["preflight"] is None:
         entry["payload"] = preview_payload(hook, event)
     return entry
@@ -6822,7 +6927,8 @@ def _explain_hook_lines(phase: str, hook: Mapping[str, Any], layered: bool = Fal
                      "policy %s, and no process would start" % (hook["preflight"],
                                                                 hook["failure_policy"]))
         return lines
-    lines.append("  preflight: passes")
+    lines.append("  preflight: none: args run a program with no shell" if hook["runs"] == "program"
+                 else "  preflight: passes")
     payload = hook["payload"]
     if payload["status"] == "referenced":
         lines.append("  stdin: would be referenced: the %d bytes of %s request/result would go "
@@ -7111,11 +7217,11 @@ def _record_interrupted(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
 def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutcome:
     """Preflight, payload, process: every way a hook can fail ends as a HookOutcome."""
     started = time.monotonic()
-    command = dialect_command(hook, event)
-    rejection = preflight_rejection(command, hook.absolute_paths)
-    if rejection is not None:
-        return HookOutcome(CATEGORY_RUNNER, "command rejected by preflight: " + rejection,
-                           elapsed_ms=_elapsed_ms(started))
+    env = dialect_env(hook, event)
+    try:
+        argv = hook_argv(hook, event, env, hook.absolute_paths)
+    except HookNotStarted as exc:
+        return HookOutcome(CATEGORY_RUNNER, str(exc), elapsed_ms=_elapsed_ms(started))
     cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
     process: Optional[HookProcess] = None
@@ -7136,11 +7242,10 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                                    elapsed_ms=_elapsed_ms(started))
         with SignalHold(checkpoint=True):
             try:
-                process = start_hook(command, cwd, dialect_env(hook, event),
-                                     owns_process=run.owns_process)
+                process = start_hook(argv, cwd, env, owns_process=run.owns_process)
             except (OSError, ValueError) as exc:
-                return HookOutcome(CATEGORY_RUNNER, _spawn_failure(exc, cwd),
-                                   elapsed_ms=_elapsed_ms(started))
+                return HookOutcome(CATEGORY_RUNNER, _spawn_failure(
+                    exc, cwd, "program" if hook.args else "shell"), elapsed_ms=_elapsed_ms(started))
         # The timeout (and elapsed_ms) measure the hook from its spawn: preparing its payload is
         # magihook's own work, bounded by the input caps, and must not eat the hook's time.
         return communicate(process, prepared.stdin, time.monotonic(), hook.timeout_seconds,
@@ -7652,17 +7757,15 @@ def _hooks_snippet(agent: Agent, handler: Mapping[str, Any]) -> Dict[str, Any]:
 
 def magihook_command() -> str:
     """This magihook as an agent must start it, shell-quoted: the console script it runs as, else
-    this interpreter and this file.  Never a bare `magihook`: an agent's PATH may lack the venv
-    it is installed in, and a command not found (exit 127) fails open in Claude Code."""
+    launch_argv() (this interpreter importing this file).  Never a bare `magihook`: an agent's
+    PATH may lack the venv it is installed in, and a command not found (exit 127) fails open in
+    Claude Code."""
     import shlex
 
-    script = sys.argv[0] if sys.argv else ""
-    if (os.path.basename(script) == "magihook" and os.path.isfile(script)
-            and os.access(script, os.X_OK)):
-        return shlex.quote(os.path.abspath(script))
-    if not sys.executable:
-        raise MagihookError("cannot tell which Python runs magihook (sys.executable is empty)")
-    return "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.abspath(__file__)))
+    script = console_script()
+    if script is not None:
+        return shlex.quote(script)
+    return " ".join(shlex.quote(part) for part in launch_argv())
 
 
 # -- Dialect hooks: the seams the pipeline calls --------------------------------------------------
@@ -7700,6 +7803,19 @@ def agent_project_dir(names: Sequence[str], cwd: str) -> str:
             break
         folder = parent
     return cwd
+
+
+def dialect_args(hook: HookDefinition, event: ToolEvent) -> Tuple[str, ...]:
+    """The args as the agent would run them (Claude Code's exec form): each `${NAME}` of its
+    project-folder variables replaced by the folder, as plain text (no shell parses args)."""
+    names = dialect_variables(hook.dialect)
+    return tuple(dialect_arg(arg, names, event.context["cwd"]) for arg in hook.args)
+
+
+def dialect_arg(arg: str, names: Sequence[str], value: str) -> str:
+    for name in names:
+        arg = arg.replace("${%s}" % name, value)
+    return arg
 
 
 def expand_variables(command: str, names: Sequence[str], value: str) -> str:
@@ -8540,17 +8656,23 @@ def _import_handler(phase: str, label: str, handler: Any, path: List[Any],
         report.append("%s: missing command; not carried over" % json_path(path + ["command"]))
         return None
     timeout = _import_timeout(phase, handler.get("timeout"), path + ["timeout"], report)
-    command = _import_command(label, command, path + ["command"], report, options)
-    if command is None:
+    runs: Optional[Dict[str, Any]]
+    if "args" in handler:  # Claude Code's exec form: command is the program, args its arguments
+        runs = _import_args(command, handler["args"], path, report, options)
+    else:
+        imported = _import_command(label, command, path + ["command"], report, options)
+        runs = None if imported is None else {"command": imported}
+    if runs is None:
         return None
-    hook: Dict[str, Any] = {"label": label, "command": command, "dialect": ClaudeCode.name,
-                            "payload": "full", "failure_policy": "warn", "timeout_seconds": timeout}
+    hook: Dict[str, Any] = dict({"label": label}, **runs)
+    hook.update({"dialect": ClaudeCode.name, "payload": "full", "failure_policy": "warn",
+                 "timeout_seconds": timeout})
     if phase == "before_tool":
         hook.update(IMPORTED_GUARD)
     else:
         hook["provider_context_injection"] = True
     for key in handler:
-        if key not in ("type", "command", "timeout"):
+        if key not in ("type", "command", "args", "timeout"):
             reason = _IMPORT_DROPPED_KEYS.get(key)
             report.append("%s: not carried over%s" % (json_path(path + [key]),
                                                        "; " + reason if reason else ""))
@@ -8577,6 +8699,32 @@ def _import_timeout(phase: str, timeout: Any, path: List[Any], report: List[str]
         report.append("%s: none, so %d s (Claude Code waits %d s); a guard stopped by it "
                       "blocks the call" % (json_path(path), most, _CLAUDE_HOOK_TIMEOUT_SECONDS))
     return seconds
+
+
+def _import_args(program: str, args: Any, path: List[Any], report: List[str],
+                 options: ImportOptions) -> Optional[Dict[str, Any]]:
+    """An exec-form handler as magihook `args`: [program, *args], with ${CLAUDE_PLUGIN_ROOT}
+    put in as plain text as Claude Code does (${CLAUDE_PROJECT_DIR} stays: the claude-code
+    dialect puts it in at each call); None if not carried over."""
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        report.append("%s: expected an array of strings; not carried over" % json_path(path + ["args"]))
+        return None
+    argv = [program] + args
+    for index, arg in enumerate(argv):
+        if "${CLAUDE_PLUGIN_ROOT}" not in arg:
+            continue
+        if options.plugin_root is None:
+            report.append("%s: uses ${CLAUDE_PLUGIN_ROOT}; not carried over (pass --plugin-root "
+                          "DIR, the plugin's folder)" % json_path(
+                              path + (["command"] if index == 0 else ["args", index - 1])))
+            return None
+        argv[index] = arg.replace("${CLAUDE_PLUGIN_ROOT}", os.path.abspath(options.plugin_root))
+    problem = program_problem({"hooks": {"before_tool": [{"args": argv, "dialect": ClaudeCode.name}]}})
+    if problem is not None:
+        report.append("%s: not an absolute path or a name found on PATH; not carried over"
+                      % json_path(path + ["command"]))
+        return None
+    return {"args": argv}
 
 
 def _import_command(label: str, command: str, path: List[Any], report: List[str],
@@ -8668,8 +8816,11 @@ LOGIN_PROBE_TIMEOUT_SECONDS = 10
 
 
 def command_rejection(hook: HookDefinition, absolute_paths: bool) -> Optional[str]:
-    """Why preflight rejects this hook's command on every call, or None.  A dialect hook's
-    project-folder variables are expanded first, as the runner does (to an absolute folder)."""
+    """Why preflight rejects this hook's command on every call, or None (an args hook has no
+    preflight).  A dialect hook's project-folder variables are expanded first, as the runner
+    does (to an absolute folder)."""
+    if hook.args:
+        return None
     names = dialect_variables(hook.dialect)
     command = expand_variables(hook.command, names, "/project") if names else hook.command
     return preflight_rejection(command, absolute_paths)
@@ -8778,6 +8929,23 @@ def script_notes(hook: HookDefinition, cwd: str, login: LoginShell, report: Doct
         _script_file_notes(subject, words[1], cwd, login, report, executable=False)
 
 
+def program_notes(hook: HookDefinition, cwd: str, login: LoginShell, report: DoctorReport) -> None:
+    """An args hook's program missing or not executable, or not on this PATH (no login shell
+    sets one for it: it gets the agent's), and the script an interpreter it runs is given."""
+    names = dialect_variables(hook.dialect)
+    args = [dialect_arg(arg, names, cwd) for arg in hook.args]
+    subject, program = hook_subject(hook), args[0]
+    if os.path.isabs(program):
+        _script_file_notes(subject, program, cwd, login, report, executable=True)
+    elif _which(program, os.environ.get("PATH", os.defpath)) is None:
+        report.findings.append("%s: runs %s, which is not on your PATH (an args hook gets the "
+                               "agent's PATH, with no login shell)" % (subject, program))
+        return
+    interpreter = os.path.basename(program).rstrip("0123456789.") in SCRIPT_INTERPRETERS
+    if interpreter and len(args) > 1 and not args[1].startswith("-"):
+        _script_file_notes(subject, args[1], cwd, login, report, executable=False)
+
+
 def _script_file_notes(subject: str, script: str, cwd: str, login: LoginShell,
                        report: DoctorReport, executable: bool) -> None:
     path = os.path.join(cwd, script)
@@ -8870,17 +9038,21 @@ def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorRepo
     if hooks and not settings.enabled:
         findings.append("settings: hooks.enabled is not true, so none of its %s runs"
                         % _plural(len(hooks), "hook"))
-    if login.failure is not None and hooks:
+    shell_hooks = [hook for hook in hooks if not hook.args]  # an args hook starts no bash
+    if login.failure is not None and shell_hooks:
         findings.append("bash: `/bin/bash -lc` could not be run here (%s), so no hook can run"
                         % login.failure)
-    readers = [hook_subject(hook) for hook in hooks if hook.injects or hook.dialect != MAGIHOOK_DIALECT]
+    readers = [hook_subject(hook) for hook in shell_hooks
+               if hook.injects or hook.dialect != MAGIHOOK_DIALECT]
     if login.profile_output and readers:
         findings.append("bash: the login profile writes %d bytes to stdout, in front of the JSON "
                         "of %s; make the profile quiet when it is not interactive"
                         % (login.profile_output, ", ".join(readers)))
     for hook in hooks:
         rejection = command_rejection(hook, hook.absolute_paths)
-        if rejection is not None:
+        if hook.args:
+            program_notes(hook, cwd, login, report)
+        elif rejection is not None:
             findings.append("%s: is rejected by preflight on every call (%s)"
                             % (hook_subject(hook), rejection))
         else:
@@ -10002,6 +10174,10 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
             raise UsageError("--print-settings takes no --session")
         out.text(json.dumps(agent_settings_snippet(
             agent, print_settings_config(options.get("--config")), magihook_command()), indent=2))
+        if console_script() is None and not write_launch_bytecode():
+            out.error("magihook: warning: cannot cache magihook.py's bytecode (its folder must "
+                      "hold a writable __pycache__ and its name be a module name), so every call "
+                      "compiles the whole file: see \"Copying magihook.py\" in docs/usage.md")
         return 0
     # Whatever fails is the agent's fail-closed answer (exit 1 lets the tool run in Claude
     # Code); only stdin that names no event to answer is exit 2, which the agents read as
@@ -10370,6 +10546,63 @@ def _signal_number(name: str) -> int:
     import signal
 
     return int(getattr(signal, name, signal.SIGTERM))
+
+
+# What `python -I -c` runs to start magihook from its folder: importing the module reads its cached
+# bytecode, where running the file as a script (`python3 magihook.py`) compiles all of it on every
+# call.  -I keeps the working folder (an agent's project) and PYTHON* variables from choosing the
+# code that runs, as a script's own folder does for `python3 magihook.py`.
+_LAUNCH_STUB = "import sys; sys.path.insert(0, %s); from %s import console_main; console_main()"
+
+
+def console_script() -> Optional[str]:
+    """The absolute path of the `magihook` console script this process runs as, else None."""
+    script = sys.argv[0] if sys.argv else ""
+    if (os.path.basename(script) == "magihook" and os.path.isfile(script)
+            and os.access(script, os.X_OK)):
+        return os.path.abspath(script)
+    return None
+
+
+def launch_argv() -> List[str]:
+    """The command that starts this magihook from cached bytecode, whether it was installed or
+    copied: this interpreter importing this file's module from this file's folder.  A file whose
+    name is no module name can only be run as a script (compiled on each call)."""
+    if not sys.executable:
+        raise MagihookError("cannot tell which Python runs magihook (sys.executable is empty)")
+    path = os.path.abspath(__file__)
+    module = _launch_module(path)
+    if module is None:
+        return [sys.executable, path]
+    # JSON's string syntax is a Python string literal, in double quotes: the shell's single quotes
+    # around the stub need no escaping.
+    return [sys.executable, "-I", "-c", _LAUNCH_STUB % (json.dumps(os.path.dirname(path)), module)]
+
+
+def _launch_module(path: str) -> Optional[str]:
+    """The module name launch_argv() imports PATH by, or None when its name is none."""
+    module, extension = os.path.splitext(os.path.basename(path))
+    return module if extension == ".py" and module.isidentifier() else None
+
+
+def write_launch_bytecode() -> bool:
+    """Compile this file into the cache launch_argv()'s import reads (`python -I` ignores
+    PYTHONPYCACHEPREFIX: the `__pycache__` folder beside it).  False when there is none to write
+    or it cannot be written: every call then compiles the file, which works, only slower."""
+    import py_compile
+
+    path = os.path.abspath(__file__)
+    module = _launch_module(path)
+    tag = sys.implementation.cache_tag
+    if module is None or tag is None:
+        return False
+    cache = os.path.join(os.path.dirname(path), "__pycache__", "%s.%s.pyc" % (module, tag))
+    try:
+        py_compile.compile(path, cfile=cache, doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    except (OSError, py_compile.PyCompileError):
+        return False
+    return True
 
 
 def console_main() -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """magihook's speed, measured: prints a table of figure, baseline, ratio and target.
 
-    python3 bench/run.py [--quick] [--only inert,hook,stream,flood,message,scan] [--module PATH]
+    python3 bench/run.py [--quick] [--only inert,launch,hook,args,stream,flood,message,scan] [--module PATH]
 
 Every process figure is a ratio against a baseline measured in this same process, interleaved
 with the candidate (baseline and candidate alternate run by run, in alternating order), under an
@@ -220,8 +220,6 @@ def bench_inert(box: Sandbox, repeat: int) -> List[Row]:
         "console script, no settings": box.magihook(*run),
         "console script, hooks disabled": box.magihook(*run, "--config", disabled),
         "console script, no matching hook": box.magihook(*run, "--config", unmatched),
-        "python -m magihook, no settings": [sys.executable, "-m", "magihook", *run],
-        "python magihook.py (not cached), no settings": [sys.executable, box.module, *run],
     }
     light = {  # python -S: no site, i.e. a machine whose site-packages import nothing
         "baseline -S": [sys.executable, "-S", "-c", JSON_BASELINE],
@@ -234,19 +232,61 @@ def bench_inert(box: Sandbox, repeat: int) -> List[Row]:
     runs.update((name, box.timer(argv, event)) for name, argv in candidates.items())
     runs.update((name, box.timer(argv, event)) for name, argv in light.items())
     samples = interleaved(runs, repeat)
-    rows = []
-    for name in candidates:
-        item = "1 inert: " + name
-        if "not cached" in name:
-            rows.append(info_row(item, samples[name], samples["baseline"],
-                                 "compiles %d KB of source each run" % (
-                                     os.path.getsize(box.module) // 1000)))
-        else:
-            rows.append(ratio_row(item, samples[name], samples["baseline"], 1.10))
+    rows = [ratio_row("1 inert: " + name, samples[name], samples["baseline"], 1.10)
+            for name in candidates]
     rows.append(info_row("1 inert: console script, python -S (light site)",
                          samples["console script, python -S"], samples["baseline -S"],
                          "baseline is python -S too"))
     return rows
+
+
+def bench_printed(box: Sandbox, repeat: int) -> List[Row]:
+    """The hook command `adapt claude-code --print-settings` writes, printed by each way of
+    having magihook (the console script, `python -m magihook` with the module on the path, a
+    copied magihook.py in a folder of its own, no cache yet), run as the agent runs it on an
+    inert call (a settings file whose one hook matches no Bash call), against the baseline; and
+    the copy run as a script, the command printed before (compiled on every call)."""
+    vendor = os.path.join(box.root, "vendor")
+    os.mkdir(vendor)
+    copy = os.path.join(vendor, "magihook.py")
+    shutil.copyfile(box.module, copy)
+    config = box.settings("inert.json", {"enabled": True, "before_tool": [
+        {"command": "true", "include_tools": ["read"]}]})
+    event = json.dumps({"session_id": "s", "transcript_path": os.devnull, "cwd": box.project,
+                        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                        "tool_input": {"command": "ls -la"}}).encode()
+    printers = {"console script": [box.launcher],
+                "python -m magihook": [sys.executable, "-m", "magihook"],
+                "copied magihook.py": [sys.executable, copy]}
+    commands = {name: printed_command(box, argv, config) for name, argv in printers.items()}
+    commands["copied magihook.py run as a script"] = [sys.executable, copy, "adapt", "claude-code",
+                                                      "--config", config]
+    for argv in commands.values():
+        done = box.run(argv, event)
+        assert (done.stdout, done.stderr) == (b"", b""), (argv, done)
+    runs = {"baseline": box.timer([sys.executable, "-c", JSON_BASELINE], event)}
+    runs.update((name, box.timer(argv, event)) for name, argv in commands.items())
+    samples = interleaved(runs, repeat)
+    rows = [ratio_row("1 inert Claude Code call, as --print-settings of the %s wires it" % name,
+                      samples[name], samples["baseline"], 1.15, "printed: `%s`" % (
+                          "magihook" if argv[1:2] != ["-I"] else "python -I -c <import stub>"))
+            for name, argv in commands.items() if name in printers]
+    rows.append(info_row("1 inert Claude Code call: copied magihook.py run as a script",
+                         samples["copied magihook.py run as a script"], samples["baseline"],
+                         "compiles %d KB of source each run; printed before" % (
+                             os.path.getsize(copy) // 1000)))
+    return rows
+
+
+def printed_command(box: Sandbox, argv: Sequence[str], config: str) -> List[str]:
+    """The PreToolUse command `ARGV adapt claude-code --print-settings` prints, as argv."""
+    import shlex
+
+    done = box.run([*argv, "adapt", "claude-code", "--print-settings", "--config", config], b"")
+    if done.stderr:
+        raise SystemExit("bench: --print-settings warned: %s" % done.stderr.decode(errors="replace"))
+    snippet = json.loads(done.stdout)
+    return shlex.split(snippet["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
 
 
 def extra_imports(box: Sandbox) -> List[str]:
@@ -292,6 +332,77 @@ def bench_hook(box: Sandbox, repeat: int) -> List[Row]:
     return [ratio_row("2 one `true` hook (console script)", samples["magihook"],
                       samples["baseline"], 1.10, "baseline: python reads the JSON, spawns "
                       "`bash -lc true`")]
+
+
+# --- 2. args: no shell, no login profile --------------------------------------------------------
+
+# A login profile of the usual kind: ~/.bash_profile sources ~/.bashrc, which sources a few
+# files, runs an nvm-like loop over installed versions, asks two commands for their output (as
+# `eval "$(tool init -)"` lines do) and defines aliases and functions.
+PROFILE_FILES = {
+    ".bash_profile": '[ -f ~/.profile ] && . ~/.profile\n[ -f ~/.bashrc ] && . ~/.bashrc\n',
+    ".profile": 'export EDITOR=vi PAGER=less LANG=C.UTF-8\numask 022\n',
+    ".bashrc": (
+        'for f in ~/.bashrc.d/*.sh; do . "$f"; done\n'
+        'HISTSIZE=10000; HISTCONTROL=ignoreboth; shopt -s histappend checkwinsize\n'
+        'for v in ~/.nvm/versions/node/*; do case ":$PATH:" in *":$v/bin:"*) ;; '
+        '*) PATH="$v/bin:$PATH";; esac; done\n'
+        'OS="$(uname -s)"; ARCH="$(uname -m)"\n'
+        'eval "$(printf \'alias ll="ls -l"; alias gs="git status"\')"\n'
+        'command -v git >/dev/null && export GIT_PAGER=cat\n'),
+    ".bashrc.d/aliases.sh": "".join("alias a%d='echo %d'\n" % (n, n) for n in range(60)),
+    ".bashrc.d/functions.sh": "".join(
+        'nvm_f%d() {\n  local v="${1:-}"\n  [ -n "$v" ] && printf "%%s\\n" "$v%d" || return 1\n}\n'
+        % (n, n) for n in range(1500)),
+    ".bashrc.d/path.sh": 'for d in /opt/*/bin ~/.local/bin ~/bin; do [ -d "$d" ] && PATH="$d:$PATH"; done\n',
+}
+
+
+def profile_home(box: Sandbox) -> str:
+    home = os.path.join(box.root, "profile-home")
+    for name, text in PROFILE_FILES.items():
+        path = os.path.join(home, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(text)
+    for version in range(12):
+        os.makedirs(os.path.join(home, ".nvm", "versions", "node", "v%d.0.0" % version, "bin"))
+    return home
+
+
+def bench_args(box: Sandbox, repeat: int) -> List[Row]:
+    """One `true` hook given as `args` against the same hook as `command` (`bash -lc`), both
+    through the console script, with HOME holding the login profile above, then an empty one."""
+    event = json.dumps(BASH_EVENT).encode()
+    configs = {"args": box.settings("args.json", {"enabled": True, "before_tool": [
+                   {"args": ["/bin/true"]}]}),
+               "command": box.settings("command.json", {"enabled": True, "before_tool": [
+                   {"command": "/bin/true"}]})}
+    homes = {"profile": profile_home(box), "empty HOME": box.home}
+    runs = {}
+    for home_name, home in homes.items():
+        env = dict(box.env, HOME=home)
+        for form, config in configs.items():
+            argv = box.magihook("run", "--phase", "before_tool", "--config", config)
+            done = subprocess.run(argv, input=event, capture_output=True, cwd=box.project, env=env)
+            assert statuses(result_of(done)) == ["started", "success"], done.stderr
+            runs["%s, %s" % (form, home_name)] = _env_timer(box, argv, event, env)
+    samples = interleaved(runs, repeat)
+    return [info_row("2 one hook as args vs as command (bash -lc), %s" % home_name,
+                     samples["args, " + home_name], samples["command, " + home_name],
+                     "console script; baseline: the same hook as `command`" + (
+                         "; profile: bench/run.py PROFILE_FILES" if home_name == "profile" else ""))
+            for home_name in homes]
+
+
+def _env_timer(box: Sandbox, argv: Sequence[str], stdin: bytes,
+               env: Dict[str, str]) -> Callable[[], float]:
+    def timed() -> float:
+        started = time.perf_counter()
+        subprocess.run(list(argv), input=stdin, capture_output=True, cwd=box.project, env=env,
+                       check=True)
+        return time.perf_counter() - started
+    return timed
 
 
 # --- 3. --stream ---------------------------------------------------------------------------------
@@ -637,7 +748,7 @@ def print_table(rows: Sequence[Row]) -> None:
             row.item, row.figure, row.baseline, ratio, row.target, met, row.note))
 
 
-SECTIONS = ("inert", "hook", "stream", "flood", "message", "scan")
+SECTIONS = ("inert", "launch", "hook", "args", "stream", "flood", "message", "scan")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -661,8 +772,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if "inert" in only:
             rows += bench_inert(box, repeat)
             notes += extra_imports(box)
+        if "launch" in only:
+            rows += bench_printed(box, repeat)
         if "hook" in only:
             rows += bench_hook(box, repeat)
+        if "args" in only:
+            rows += bench_args(box, max(5, repeat // 2))
         if "stream" in only:
             stream_rows, stream_notes = bench_stream(box, repeat * 10, 2000 if args.quick else 20000)
             rows += stream_rows

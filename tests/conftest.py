@@ -13,7 +13,7 @@ Which file tests which section of magihook.py (its docstring lists the 18):
      9. Credential redaction                   test_redaction, test_redaction_rules,
                                                test_redaction_syntax
     10. Payload                                test_payload, test_run_core (payload)
-    11. Process runner                         test_runner
+    11. Process runner                         test_runner, test_args (hooks that give args)
     12. Injection                              test_injection
     13. Records and sessions                   test_sessions, test_records
     14. Display                                test_display
@@ -47,6 +47,13 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 MAGIHOOK = ROOT / "magihook.py"
 sys.path.insert(0, str(ROOT))
+
+import magihook  # noqa: E402
+
+# The CLI as `adapt AGENT --print-settings` starts it: this interpreter importing the worktree's
+# magihook.py, from cached bytecode (the first child writes it), as users' agents do.  Running
+# the file as a script would compile it again in every one of the suite's children.
+MAGIHOOK_ARGV = magihook.launch_argv()
 
 # The real agents (tests/e2e) run only when asked: MAGIHOOK_E2E=1 (.ci/run sets it after the unit suite).
 collect_ignore = [] if os.environ.get("MAGIHOOK_E2E") else ["e2e"]
@@ -117,7 +124,7 @@ def run_cli(*args: str, event: Any = None, stdin: Optional[bytes] = None, cwd: A
     if stdin is None and event is not None:
         stdin = json.dumps(event).encode()
     completed = subprocess.run(
-        [sys.executable, str(MAGIHOOK), *args], input=stdin if stdin is not None else b"",
+        [*MAGIHOOK_ARGV, *args], input=stdin if stdin is not None else b"",
         capture_output=True, cwd=cwd, env=env, timeout=timeout,
     )
     return CliResult(completed)

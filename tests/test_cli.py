@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import time
 import pytest
 from conftest import (
     MAGIHOOK,
+    MAGIHOOK_ARGV,
     PROMPT,
     ROOT,
     SPILLED,
@@ -202,7 +204,7 @@ def start_cli(project, env, hook_def, event, preexec_fn=default_signals):
     (project / "event.json").write_text(json.dumps(event))
     with open(project / "event.json", "rb") as stdin:
         return subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config",
              str(config)], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=project, env=env, preexec_fn=preexec_fn)
 
@@ -260,7 +262,7 @@ def test_a_reader_that_closes_stdout_gets_no_traceback(project, args, code):
         config = write_settings(project, {"enabled": True, "before_tool": [
             hook("exit 1", failure_policy=policy)]})
         args += ["--config", str(config)]
-    process = subprocess.Popen([sys.executable, str(MAGIHOOK), *args], stdin=subprocess.PIPE,
+    process = subprocess.Popen([*MAGIHOOK_ARGV, *args], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project)
     process.stdout.close()  # the reader is gone before magihook writes a byte
     _, stderr = process.communicate(json.dumps(bash_event()).encode(), timeout=60)
@@ -274,14 +276,14 @@ def test_unwritable_stdout_is_one_line_on_stderr(project):
     config = write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
     with open("/dev/full", "wb") as full:
         done = subprocess.run(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config",
              str(config)], input=json.dumps(bash_event()).encode(), stdout=full,
             stderr=subprocess.PIPE, cwd=project, timeout=60)
     assert (done.returncode, done.stderr) == (0, b"magihook: cannot write to stdout (ENOSPC)\n")
 
 
 def test_closed_stdin_is_an_empty_event(project):
-    done = subprocess.run([sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool"],
+    done = subprocess.run([*MAGIHOOK_ARGV, "run", "--phase", "before_tool"],
                           stdin=None, capture_output=True, cwd=project, timeout=60,
                           preexec_fn=lambda: os.close(0))
     assert (done.returncode, done.stdout, done.stderr) == (
@@ -292,7 +294,7 @@ def test_closed_stdout_and_stderr_are_no_traceback(project):
     config = write_settings(project, {"enabled": True, "before_tool": [hook("exit 1")]})
     for args, code in ((["run", "--phase", "before_tool", "--config", str(config)], 0),
                        (["run"], 2)):
-        done = subprocess.run([sys.executable, str(MAGIHOOK), *args],
+        done = subprocess.run([*MAGIHOOK_ARGV, *args],
                               input=json.dumps(bash_event()).encode(), cwd=project, timeout=60,
                               preexec_fn=lambda: (os.close(1), os.close(2)))
         assert done.returncode == code
@@ -302,7 +304,7 @@ def test_non_blocking_stdin_is_waited_for(project):
     # Some callers (Node.js) hand over non-blocking pipes: the event arrives later, not never.
     read_end, write_end = os.pipe()
     os.set_blocking(read_end, False)
-    process = subprocess.Popen([sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool"],
+    process = subprocess.Popen([*MAGIHOOK_ARGV, "run", "--phase", "before_tool"],
                                stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                cwd=project)
     os.close(read_end)
@@ -319,7 +321,7 @@ def test_non_blocking_stdout_is_waited_on(project):
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
     event = after_event(content="z" * 300_000)
-    process = subprocess.Popen([sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool"],
+    process = subprocess.Popen([*MAGIHOOK_ARGV, "run", "--phase", "after_tool"],
                                stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE,
                                cwd=project)
     os.close(write_end)
@@ -364,3 +366,100 @@ def test_a_help_block_reads_into_its_record():
         summary="one line", usages=("x A", "x B"), text="what it does",
         options=(("--config PATH", magihook.OPTION_HELP["--config PATH"]), ("-q", "quiet")),
         exit_codes="0 done; 2 not", environment=("HOME",)))
+
+
+# --- how an agent starts magihook ---------------------------------------------------------------
+# `adapt AGENT --print-settings` writes a command that imports magihook.py from its folder, so the
+# agent's every call reads cached bytecode, however magihook was installed (a copied file, or
+# `python -m magihook`); the console script names itself (tests/test_interop.py).
+
+STUB = "import sys; sys.path.insert(0, %s); from magihook import console_main; console_main()"
+# Imported by the command only if the agent's working folder or PYTHONPATH chose magihook's code.
+TRAP = "import pathlib; pathlib.Path(%r).write_text('imported')\n"
+
+
+def copied(tmp_path, name="magihook.py"):
+    """magihook.py copied into a fresh folder (no __pycache__ yet), and a settings file there."""
+    folder = tmp_path / "vendor it's here"
+    folder.mkdir()
+    path = folder / name
+    path.write_bytes(MAGIHOOK.read_bytes())
+    (folder / "s.json").write_text('{"hooks": {"enabled": true}}')
+    return path
+
+
+def printed_command(argv, cwd):
+    done = subprocess.run([*argv, "adapt", "claude-code", "--print-settings", "--config", "s.json"],
+                          capture_output=True, text=True, cwd=cwd, timeout=60)
+    command = json.loads(done.stdout)["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    return done, command
+
+
+def pyc_header_matches(pyc, source):
+    """The header an import checks before it uses a cached file instead of compiling the source."""
+    import importlib.util
+
+    header = pyc.read_bytes()[:16]
+    stat = source.stat()
+    return header == (importlib.util.MAGIC_NUMBER + bytes(4) + int(stat.st_mtime).to_bytes(4, "little")
+                      + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+
+
+def test_print_settings_from_a_copied_file_or_python_m_starts_it_from_cached_bytecode(tmp_path):
+    path = copied(tmp_path)
+    folder = path.parent
+    by_file, command = printed_command([sys.executable, str(path)], path.parent)
+    assert (by_file.returncode, by_file.stderr) == (0, "")
+    assert command == "%s -I -c %s adapt claude-code --config %s" % (
+        shlex.quote(sys.executable), shlex.quote(STUB % json.dumps(str(folder))),
+        shlex.quote(str(folder / "s.json")))
+    pyc = folder / "__pycache__" / ("magihook.%s.pyc" % sys.implementation.cache_tag)
+    assert pyc_header_matches(pyc, path)
+    by_module, same = printed_command([sys.executable, "-m", "magihook"], folder)
+    assert (by_module.returncode, by_module.stderr, same) == (0, "", command)
+
+
+def test_the_printed_command_reads_the_cache_and_no_code_from_the_agents_folder_or_env(tmp_path):
+    path = copied(tmp_path)
+    _, command = printed_command([sys.executable, str(path)], path.parent)
+    pyc = path.parent / "__pycache__" / ("magihook.%s.pyc" % sys.implementation.cache_tag)
+    cached = (pyc.read_bytes(), pyc.stat().st_mtime_ns)
+    project, planted = tmp_path / "project", tmp_path / "planted"
+    project.mkdir()
+    planted.mkdir()
+    for folder in (project, planted):
+        for module in ("json", "re", "magihook"):
+            (folder / (module + ".py")).write_text(TRAP % str(folder / (module + ".imported")))
+    event = {"session_id": "s", "transcript_path": "/dev/null", "cwd": str(project),
+             "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+    done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event).encode(),
+                          capture_output=True, cwd=project, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(planted)))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert sorted(p.name for p in project.iterdir()) == ["json.py", "magihook.py", "re.py"]
+    assert sorted(p.name for p in planted.iterdir()) == ["json.py", "magihook.py", "re.py"]
+    assert (pyc.read_bytes(), pyc.stat().st_mtime_ns) == cached  # used as it was, not rewritten
+
+
+def test_a_copy_whose_cache_cannot_be_written_still_prints_settings_and_says_why(tmp_path):
+    path = copied(tmp_path)
+    (path.parent / "__pycache__").write_text("a file where the cache folder would be")
+    done, command = printed_command([sys.executable, str(path)], path.parent)
+    assert done.returncode == 0
+    assert command.startswith("%s -I -c " % shlex.quote(sys.executable))
+    assert done.stderr == WARNING
+
+
+def test_a_copy_named_as_no_module_is_started_as_a_script_and_says_why(tmp_path):
+    path = copied(tmp_path, "magihook-1.py")
+    done, command = printed_command([sys.executable, str(path)], path.parent)
+    assert done.returncode == 0
+    assert command == "%s %s adapt claude-code --config %s" % (
+        shlex.quote(sys.executable), shlex.quote(str(path)), shlex.quote(str(path.parent / "s.json")))
+    assert done.stderr == WARNING
+    assert not (path.parent / "__pycache__").exists()
+
+
+WARNING = ("magihook: warning: cannot cache magihook.py's bytecode (its folder must hold a writable "
+           "__pycache__ and its name be a module name), so every call compiles the whole file: see "
+           "\"Copying magihook.py\" in docs/usage.md\n")

@@ -14,6 +14,7 @@ import uuid
 import pytest
 from conftest import (
     MAGIHOOK,
+    MAGIHOOK_ARGV,
     after_event,
     bash_event,
     require_tool,
@@ -199,7 +200,7 @@ def run_with_terminal_stderr(project, env_extra):
     master, slave = os.openpty()
     try:
         process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config",
              str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave,
             cwd=project, env=dict(os.environ, **env_extra))
         os.close(slave)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import magihook  # noqa: E402
+
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "README.md"]
 INSTALL_BLOCKS = {
     "python3 -m venv ~/.venvs/magihook && ~/.venvs/magihook/bin/pip install .",
@@ -50,7 +54,8 @@ def sandbox(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     launcher = bin_dir / "magihook"
-    launcher.write_text('#!/bin/sh\nexec "%s" "%s" "$@"\n' % (sys.executable, ROOT / "magihook.py"))
+    # As --print-settings starts it: this interpreter importing the module (cached bytecode).
+    launcher.write_text("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(shlex.quote(part) for part in magihook.launch_argv()))
     launcher.chmod(0o755)
     env = dict(os.environ, HOME=str(tmp_path / "home"), PATH="%s:%s" % (bin_dir, os.environ["PATH"]))
     env.pop("MAGIHOOK_CONFIG", None)

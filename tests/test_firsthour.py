@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import MAGIHOOK_ARGV, ROOT, after_event, bash_event, run_cli, write_script, write_settings
 
 import magihook
 
@@ -644,10 +644,9 @@ def test_a_fifo_as_project_settings_is_an_error_not_a_hang(project):
 def test_concurrent_trust_commands_keep_every_entry(tmp_path):
     import subprocess
 
-    from conftest import MAGIHOOK
 
     files = [write_settings(tmp_path, {"enabled": True}, "s%d.json" % index) for index in range(8)]
-    children = [subprocess.Popen([sys.executable, str(MAGIHOOK), "trust", str(path)],
+    children = [subprocess.Popen([*MAGIHOOK_ARGV, "trust", str(path)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for path in files]
     assert [child.wait(60) for child in children] == [0] * len(files)
     listed = run_cli("trust", "--list").stdout.splitlines()

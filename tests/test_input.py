@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
-from conftest import MAGIHOOK, PROMPT, bash_event, run_cli, write_script, write_settings
+from conftest import MAGIHOOK_ARGV, PROMPT, bash_event, run_cli, write_script, write_settings
 from conftest import full_hook as hook
 
 
@@ -125,7 +124,7 @@ def test_wrong_type_at_every_level_is_exit_2_with_one_line(project, phase, event
 def test_50_mib_request_from_a_writer_that_never_stops(project):
     write_settings(project, {"enabled": True, "before_tool": [hook("true")]})
     process = subprocess.Popen(
-        [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+        [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config",
          str(project / "settings.json")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project)
     written = []

@@ -373,7 +373,10 @@ def test_print_settings_for_each_agent(tmp_path):
     folder = tmp_path / "my settings"
     folder.mkdir()
     (folder / "s.json").write_text('{"hooks": {"enabled": true}}')
-    start = "%s %s" % (shlex.quote(sys.executable), shlex.quote(magihook.__file__))
+    # Not the console script: this interpreter importing magihook.py from its folder (test_cli).
+    start = "%s -I -c %s" % (shlex.quote(sys.executable), shlex.quote(
+        "import sys; sys.path.insert(0, %s); from magihook import console_main; console_main()"
+        % json.dumps(os.path.dirname(magihook.__file__))))
     config_arg = " --config '%s'" % (folder / "s.json")
     claude = run_cli("adapt", "claude-code", "--print-settings", "--config", "s.json", cwd=folder)
     handler = {"type": "command", "command": start + " adapt claude-code" + config_arg,

@@ -11,7 +11,17 @@ import sys
 import time
 
 import pytest
-from conftest import MAGIHOOK, WENT_ON, after_event, bash_event, run_cli, warning_lines, write_script, write_settings
+from conftest import (
+    MAGIHOOK,
+    MAGIHOOK_ARGV,
+    WENT_ON,
+    after_event,
+    bash_event,
+    run_cli,
+    warning_lines,
+    write_script,
+    write_settings,
+)
 
 import magihook
 
@@ -125,7 +135,7 @@ def run_concurrently(project, config, session, count):
     processes = []
     for index in range(count):
         process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "after_tool", "--config",
              str(config), "--session", str(session)], cwd=project, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         processes.append((index, process))

@@ -14,7 +14,16 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MAGIHOOK, PROMPT, SPILLED, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import (
+    MAGIHOOK_ARGV,
+    PROMPT,
+    SPILLED,
+    after_event,
+    bash_event,
+    run_cli,
+    write_script,
+    write_settings,
+)
 
 import magihook
 
@@ -103,7 +112,7 @@ def start_blocked(project, env, tag):
     (project / "event.json").write_text(json.dumps(bash_event(SPILLED)))
     with open(project / "event.json", "rb") as stdin:
         process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config",
              str(config)], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=project, env=env)
     deadline = time.monotonic() + PROMPT
@@ -187,13 +196,13 @@ MEASURE = r"""
 import json, resource, subprocess, sys
 phase, config, event = sys.argv[1:4]
 with open(event, "rb") as stdin:
-    done = subprocess.run([sys.executable, MAGIHOOK, "run", "--phase", phase, "--config", config],
+    done = subprocess.run(MAGIHOOK_ARGV + ["run", "--phase", phase, "--config", config],
                           stdin=stdin, capture_output=True)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"code": done.returncode, "stdout": done.stdout.decode(),
                   "stderr": done.stderr.decode(), "cpu": usage.ru_utime + usage.ru_stime,
                   "peak_mib": usage.ru_maxrss / 1024}))
-""".replace("MAGIHOOK", repr(str(MAGIHOOK)))
+""".replace("MAGIHOOK_ARGV", repr(MAGIHOOK_ARGV))
 
 
 def measured_run(project, env, phase, hooks, body):

@@ -18,6 +18,7 @@ import sys
 import pytest
 from conftest import (
     MAGIHOOK,
+    MAGIHOOK_ARGV,
     PROMPT,
     ROOT,
     SPILLED,
@@ -230,7 +231,7 @@ def test_without_pidfd_and_waitid_the_runner_polls(project):
 def test_exit_status_is_real_when_the_caller_ignores_sigchld(project, tmpdir_env):
     config = write_settings(project, {"enabled": True, "before_tool": [hook("exit 3")]})
     done = subprocess.run(
-        [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config", str(config)],
+        [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config", str(config)],
         input=json.dumps(bash_event()).encode(), capture_output=True, cwd=project,
         env=tmpdir_env, timeout=60,
         preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
@@ -358,7 +359,7 @@ def test_a_hook_starts_the_same_in_its_cwd_and_elsewhere(project, probe, closed,
         (project / "event.json").write_text(json.dumps(event) + "\n")
         with open(project / "event.json", "rb") as stdin:
             done = subprocess.run(
-                [sys.executable, str(MAGIHOOK), "run", *run, "--config", str(config)],
+                [*MAGIHOOK_ARGV, "run", *run, "--config", str(config)],
                 stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60, pass_fds=leaked,
                 preexec_fn=lambda: [os.close(fd) for fd in closed])
         assert done.returncode == 0, done
@@ -395,7 +396,7 @@ def test_a_signal_the_caller_ignores_stays_ignored_in_the_hook(project, probe):
         (project / "event.json").write_text(json.dumps(after_event(context={"cwd": str(cwd)})))
         with open(project / "event.json", "rb") as stdin:
             done = subprocess.run(
-                [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
+                [*MAGIHOOK_ARGV, "run", "--phase", "after_tool", "--config",
                  str(config)], stdin=stdin, stdout=subprocess.PIPE, cwd=project, timeout=60,
                 preexec_fn=ignore_hangup_and_interrupt)
         return json.loads(done.stdout)["context_items"]

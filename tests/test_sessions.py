@@ -7,11 +7,19 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import time
 
 import pytest
-from conftest import MAGIHOOK, WENT_ON, after_event, bash_event, run_cli, warning_lines, write_script, write_settings
+from conftest import (
+    MAGIHOOK_ARGV,
+    WENT_ON,
+    after_event,
+    bash_event,
+    run_cli,
+    warning_lines,
+    write_script,
+    write_settings,
+)
 
 import magihook
 
@@ -117,7 +125,7 @@ def test_append_waits_for_the_exclusive_lock(project, config):
         fcntl.flock(holder, fcntl.LOCK_EX)
         with open(project / "event.json", "rb") as stdin:
             process = subprocess.Popen(
-                [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config",
+                [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config",
                  str(config), "--session", str(session)], cwd=project, stdin=stdin,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         # The wait polls (it is bounded, see test_records.py), so no /proc/locks entry shows
@@ -147,7 +155,7 @@ def test_32_concurrent_processes_lose_and_interleave_nothing(project):
     processes = []
     for index in range(32):
         process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "after_tool", "--config",
+            [*MAGIHOOK_ARGV, "run", "--phase", "after_tool", "--config",
              str(config), "--session", str(session)], cwd=project, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         processes.append((index, process))

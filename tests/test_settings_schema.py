@@ -108,6 +108,7 @@ SPEC_EXAMPLE = {
 }
 
 # (id, document, expected (json_path, message) or None)
+MISSING_COMMAND = "missing command or args: give a shell command, or args: [PROGRAM, ARG...]"
 CASES = [
     # -- valid documents --
     ("empty-file", {}, None),
@@ -195,9 +196,21 @@ CASES = [
     # -- hook definitions --
     ("hook-not-object", phase("before_tool", CMD), ("$.hooks.before_tool[0]", "expected an object, got a string")),
     ("hook-missing-command", phase("after_tool", {"label": "x"}),
-     ("$.hooks.after_tool[0]", "missing required key 'command'")),
+     ("$.hooks.after_tool[0]", MISSING_COMMAND)),
     ("hook-empty-command", phase("before_tool", hook(command="")),
      ("$.hooks.before_tool[0].command", "must not be empty")),
+    ("hook-command-and-args", phase("before_tool", hook(args=["true"])),
+     ("$.hooks.before_tool[0]", "gives both command and args: give one (args runs a program with "
+      "no shell)")),
+    ("hook-args-only", phase("before_tool", {"args": ["/bin/true", "", "$x `y`"]}), None),
+    ("hook-args-empty", phase("before_tool", {"args": []}),
+     ("$.hooks.before_tool[0].args", "must not be empty")),
+    ("hook-args-not-array", phase("before_tool", {"args": "/bin/true"}),
+     ("$.hooks.before_tool[0].args", "expected an array, got a string")),
+    ("hook-args-not-strings", phase("before_tool", {"args": ["/bin/echo", 5]}),
+     ("$.hooks.before_tool[0].args[1]", "expected a string, got an integer")),
+    ("hook-args-and-unknown-key", phase("after_tool", {"args": ["x"], "cmd": "y"}),
+     ("$.hooks.after_tool[0].cmd", "unknown key 'cmd' (did you mean 'command'?)")),
     ("hook-command-not-string", phase("before_tool", hook(command=["./a.sh"])),
      ("$.hooks.before_tool[0].command", "expected a string, got an array")),
     ("hook-label-int", phase("before_tool", hook(label=7)),
@@ -287,9 +300,9 @@ MULTI_ERROR_CASES = [
     ("later-array-index-wins", phase("before_tool", hook(command=""), hook(command=5)),
      ("$.hooks.before_tool[1].command", "expected a string, got an integer")),
     ("missing-command-beats-inherited-block", phase("after_tool", {"label": "x"}, failure_policy="block"),
-     ("$.hooks.after_tool[0]", "missing required key 'command'")),
+     ("$.hooks.after_tool[0]", MISSING_COMMAND)),
     ("missing-command-beats-dialect-rule", phase("before_tool", {"dialect": "codex"}),
-     ("$.hooks.before_tool[0]", "missing required key 'command'")),
+     ("$.hooks.before_tool[0]", MISSING_COMMAND)),
     ("type-beats-enum-at-same-path", phase("after_tool", hook(failure_policy=5)),
      ("$.hooks.after_tool[0].failure_policy", "expected a string, got an integer")),
     ("hook-level-beats-its-fields", phase("before_tool", hook(timeout=1, payload="x")),

@@ -15,13 +15,12 @@ import os
 import platform
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from conftest import (
-    MAGIHOOK,
+    MAGIHOOK_ARGV,
     PROMPT,
     RECORD_PGID,
     SPILLED,
@@ -70,7 +69,7 @@ def await_true(predicate, what):
 def start(project, env, hooks, stdin):
     config = write_settings(project, {"enabled": True, "before_tool": hooks})
     return subprocess.Popen(
-        [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--config", str(config),
+        [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--config", str(config),
          "--session", str(project / "session.jsonl")],
         stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project, env=env,
         preexec_fn=default_signals)
@@ -188,7 +187,7 @@ def test_burst_while_a_stream_waits_between_events(project, tmpdir_env, burst):
         hook_def(project, "a.sh", QUICK)]})
     read_end, write_end = os.pipe()
     process = subprocess.Popen(
-        [sys.executable, str(MAGIHOOK), "run", "--stream", "--config", str(config), "--session",
+        [*MAGIHOOK_ARGV, "run", "--stream", "--config", str(config), "--session",
          str(project / "session.jsonl")], stdin=read_end, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, cwd=project, env=tmpdir_env, preexec_fn=default_signals)
     os.close(read_end)

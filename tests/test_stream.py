@@ -7,12 +7,11 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import time
 from typing import Any, Dict, Optional
 
 import pytest
-from conftest import MAGIHOOK, bash_event, run_cli, write_script, write_settings
+from conftest import MAGIHOOK_ARGV, bash_event, run_cli, write_script, write_settings
 
 import magihook
 
@@ -24,7 +23,7 @@ class Stream:
 
     def __init__(self, *args: str, cwd: Any) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--stream", *args], cwd=cwd,
+            [*MAGIHOOK_ARGV, "run", "--stream", *args], cwd=cwd,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def write(self, line: bytes) -> None:
@@ -215,7 +214,7 @@ def test_stream_stops_when_its_reader_goes_away(project):
     config = write_settings(project, hooks_with("log", "./log.sh"))
     reader, writer = os.pipe()
     event = json.dumps(dict(bash_event(), phase="before_tool")).encode() + b"\n"
-    process = subprocess.Popen([sys.executable, str(MAGIHOOK), "run", "--stream", "--config",
+    process = subprocess.Popen([*MAGIHOOK_ARGV, "run", "--stream", "--config",
                                 str(config)], cwd=project, stdin=subprocess.PIPE,
                                stdout=writer, stderr=subprocess.PIPE)
     os.close(writer)

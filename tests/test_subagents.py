@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
-from conftest import MAGIHOOK, after_event, bash_event, run_cli, write_script, write_settings
+from conftest import MAGIHOOK_ARGV, after_event, bash_event, run_cli, write_script, write_settings
 
 # The parent's hook (an absolute path, so it resolves from any child cwd) notes where it ran and
 # what context it got, in a file of the folder it runs in.
@@ -131,7 +130,7 @@ def test_parallel_children_each_keep_their_own_records(parent, tmp_path):
         context = child_context(folder, name)
         event = json.dumps(bash_event(call_id="call_%s" % name, context=context)).encode()
         process = subprocess.Popen(
-            [sys.executable, str(MAGIHOOK), "run", "--phase", "before_tool", "--session",
+            [*MAGIHOOK_ARGV, "run", "--phase", "before_tool", "--session",
              context["session_path"]], cwd=folder, env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         processes.append((folder, name, event, process))
