@@ -9430,24 +9430,6 @@ def _short_json(value: Any) -> str:
 # 18. CLI
 # =================================================================================================
 
-USAGE = """\
-usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
-       magihook run --phase PHASE --explain [--config PATH]
-       magihook run --stream [--config PATH] [--session PATH]
-       magihook validate [--config PATH]
-       magihook config [--config PATH] [--format json|toml]
-       magihook schema
-       magihook replay SESSION.jsonl [--config PATH] [--json]
-       magihook adapt %(agents)s [--config PATH] [--session PATH]
-       magihook adapt %(agents)s --print-settings [--config PATH]
-       magihook import %(importing)s SETTINGS.json [--scripts DIR] [--plugin-root DIR]
-       magihook doctor [--config PATH]
-       magihook init
-       magihook test CASES.jsonl [--config PATH]
-       magihook trust [PATH] | --list | --revoke PATH
-       magihook --help | help COMMAND | COMMAND --help
-       magihook --version""" % {"agents": "|".join(AGENTS), "importing": "|".join(importing_agents())}
-
 SETTINGS_ORDER_HELP = """\
 settings: --config PATH, else $MAGIHOOK_CONFIG, is the one file.  Otherwise both apply, the
   home file's hooks first: ~/.magi-code/settings.json or .toml, and the nearest
@@ -9465,303 +9447,126 @@ ENVIRONMENT_HELP = {
     "PATH": "where the hook's tools are looked up",
 }
 
-# What an option row that names only the option says: the same option means the same thing in
-# every command that takes it (a row that says more writes its own text).
-OPTION_HELP = {
-    "--config PATH": "the settings file",
-}
+@record(frozen=True)
+class Option:
+    """One option of a command: its name, the value it takes ("" for a flag, which the parser
+    then refuses a value), what it does, and its help row's own label where that names more than
+    NAME VALUE."""
 
-# The help of every command: one block a command, blocks between blank lines, read into
-# CommandHelp records only when help is asked for (a call of `run` never reads it).  In a block:
-#   NAME: the one line that `magihook --help` lists
-#   usage: one usage line, without "magihook " (as many as the command has)
-#   text: what it does, wrapped again to 96 columns when shown
-#   option: NAME | what it does (as many as it has; NAME alone takes its OPTION_HELP text)
-#   exit codes: what each exit status means
-#   environment: the variables it reads, between spaces (each described by ENVIRONMENT_HELP)
-#   ends with: the settings search (for a command that finds its settings by the search)
-# A line that starts with two spaces goes on the line before it, after one space; "%%" is a
-# percent sign, %(trust_file)s the trust record's file name, %(agents)s the agents' names between
-# "|", %(agent_titles)s their titles, %(importing)s the agents `import` reads.
-COMMAND_HELP = """\
-run: run one phase's hooks for one event on stdin; print the result
-usage: run --phase PHASE [--config PATH] [--session PATH] [--tui]
-usage: run --phase PHASE --explain [--config PATH]
-usage: run --stream [--config PATH] [--session PATH] [--tui]
-text: Reads one input event (JSON) on stdin, runs the phase's matching hooks as real processes
-  (/bin/bash -lc COMMAND in the event's cwd) and prints one result line: the verdict, the tool
-  result, context items, records, warnings.  PHASE: before_tool, after_tool, after_assistant,
-  after_reasoning.  A hook blocks a call by exiting non-zero while its failure_policy is block.
-option: --phase PHASE | the phase to run
-option: --config PATH | the settings file (else the search below)
-option: --session PATH | also append every record to this JSON Lines file (0600)
-option: --tui | draw the display rows on stderr as they happen
-option: --explain | say which settings and hooks match, and the stdin each would get; runs nothing
-option: --stream | NDJSON: one event a line (with its "phase"), one result a line
-exit codes: 0 continue, 3 block, 4 fail; 2 bad usage, settings or event; 1 internal error
-  (--stream and --explain: 0)
-environment: MAGIHOOK_CONFIG HOME TMPDIR NO_COLOR MAGIHOOK_DEBUG
-ends with: the settings search
+    name: str
+    value: str
+    text: str
+    label: str = ""
 
-validate: check a settings file; errors name the JSON path
-usage: validate [PATH | --config PATH]
-text: Checks the settings file (PATH, else the search below): every key, type and bound of the spec,
-  and every hook command against preflight.  Notes on stderr when no hook can run, when a guard
-  sees a redacted payload, or when a project file is not trusted.
-option: PATH, --config PATH | the settings file to check
-exit codes: 0 valid; 2 invalid (one line naming the file and the JSON path)
-environment: MAGIHOOK_CONFIG HOME
-ends with: the settings search
+    def shown(self) -> str:
+        return self.label or ("%s %s" % (self.name, self.value)).rstrip()
 
-config: print the effective settings, every default filled in
-usage: config [--config PATH] [--format json|toml]
-text: Prints the settings in force as a settings file, with every default and inherited value filled
-  in.
-option: --config PATH
-option: --format json|toml | output format (json)
-exit codes: 0 printed; 2 bad settings or usage
-environment: MAGIHOOK_CONFIG HOME
-ends with: the settings search
 
-schema: print the JSON Schema of the settings' hooks section
-usage: schema
-text: Prints the JSON Schema (2020-12) that validate checks against.
-exit codes: 0
-
-replay: show the hook rows recorded in a session file; runs nothing
-usage: replay SESSION.jsonl [--config PATH] [--json]
-text: Draws the recorded hook rows of a session file as a tree.
-option: --config PATH | settings whose injected_content gates apply
-option: --json | the rows as one JSON document
-exit codes: 0 shown; 2 unreadable file or bad settings
-environment: MAGIHOOK_CONFIG HOME NO_COLOR
-
-adapt: be the hook command of %(agent_titles)s
-usage: adapt %(agents)s [--config PATH] [--session PATH]
-usage: adapt %(agents)s --print-settings [--config PATH]
-text: Reads the agent's hook stdin, runs the magihook pipeline with the settings found from the
-  agent's cwd, and answers in the agent's own protocol (a block is its deny; whatever fails is
-  its fail-closed answer).  The agent's end-of-turn event runs the after_assistant hooks.
-option: --config PATH
-option: --session PATH | also append every record to this file
-option: --print-settings | print the snippet that wires magihook into the agent
-exit codes: 0 answered (a deny is an answer); 2 bad usage, or stdin that names no event
-environment: MAGIHOOK_CONFIG HOME TMPDIR MAGIHOOK_DEBUG
-ends with: the settings search
-
-import: convert a Claude Code hooks section into magihook settings
-usage: import %(importing)s SETTINGS.json
-text: Prints magihook settings for a Claude Code settings file's hooks; what is not carried over is
-  reported on stderr.
-exit codes: 0 converted; 2 bad file or usage
-
-doctor: what would make a hook fail or fail open
-usage: doctor [--config PATH]
-text: Prints the settings in force and the search that found them, then one finding a line for what
-  would make a hook fail or fail open: preflight, a missing or non-executable script, a script
-  named by a relative path (it breaks from a subfolder), tools the login shell's PATH lacks, a
-  guard on a redacted payload or under warn or ignore, filters that never match, a stdout cap
-  below the context limit, a login profile that prints, an untrusted project file.  Runs /bin/bash
-  -lc once to see the hooks' PATH; no hook.
-option: --config PATH
-exit codes: 0 no finding; 3 findings; 2 bad settings
-environment: MAGIHOOK_CONFIG HOME PATH
-ends with: the settings search
-
-init: write starting settings and hook scripts in this folder
-usage: init
-text: Writes .magi-code/settings.json and scripts/magi-hooks/ (a dangerous-command guard, an audit
-  hook, a memory-injection hook and test cases for the guard), needing only bash and python3, then
-  trusts the settings file.  Never overwrites a file.
-exit codes: 0 written; 2 a file already exists or cannot be written
-environment: HOME
-
-test: run hook test cases: events and expected verdicts
-usage: test CASES.jsonl [--config PATH] [--strict]
-text: Runs each case's event through the real hooks and compares the result.  One case a line:
-  {"name": ..., "phase": ..., "event": {...}, "expect": {"verdict": "block"}} (expect may hold
-  context_items too).  Prints PASS or FAIL a case and a summary; each warning goes on its PASS
-  line and on stderr, a FAIL says why (the failed hook's category and the first line of its
-  stderr, redacted), and so does a PASS whose call a hook blocked.
-option: --config PATH | the settings file (else the search below, from this folder)
-option: --strict | fail a case that produced a warning (a hook that failed under warn)
-exit codes: 0 all pass; 3 any fails; 2 bad cases file or settings
-environment: MAGIHOOK_CONFIG HOME TMPDIR
-ends with: the settings search
-
-trust: trust a project settings file (--list, --revoke PATH)
-usage: trust [PATH]
-usage: trust --list
-usage: trust --revoke PATH
-text: Records a project settings file's path and sha256 in ~/.magi-code/%(trust_file)s (0600): a
-  discovered project file runs its hooks only while it is trusted and unchanged.  PATH is the
-  file or its project folder (default: the one the search finds from here).
-option: --list | the trusted files and whether each is unchanged
-option: --revoke PATH | forget a file
-exit codes: 0 done; 2 no or invalid settings file
-environment: HOME
-
-help: help for one command
-usage: help [COMMAND]
-usage: COMMAND --help | -h
-text: Prints a command's help.
-exit codes: 0
-"""
+# The same option means the same thing in every command that takes it with no text of its own.
+CONFIG_OPTION = Option("--config", "PATH", "the settings file")
 
 
 @record(frozen=True)
-class CommandHelp:
-    """One command's help: a block of COMMAND_HELP, read."""
+class Command:
+    """One command: the one literal (a row of COMMANDS) that its usage lines, help, option parsing
+    and dispatch come from.
 
+    `usages` are written without "magihook ".  `summary`, `usages` and `text` may name
+    %(agents)s (the agents' names between "|"), %(agent_titles)s (their titles), %(importing)s
+    (the agents `import` reads) and %(trust_file)s (the trust record's file name), filled in from
+    the registry when help is shown; `text` is wrapped to 96 columns.  `environment` names
+    variables of ENVIRONMENT_HELP; `arguments` is the (least, most) count of positional
+    arguments; `settings_search`: the help ends with how settings are found.
+    """
+
+    name: str
     summary: str
     usages: Tuple[str, ...]
     text: str
-    options: Tuple[Tuple[str, str], ...]
     exit_codes: str
-    environment: Tuple[str, ...]
-    ends_with: str = ""
-
-
-_HELP_FIELDS = ("usage", "text", "option", "exit codes", "environment", "ends with")
-
-
-def _help_fields(block: str) -> Tuple[str, str, Dict[str, List[str]]]:
-    """A block's (name, summary, {field: its values in order}), continuation lines joined on."""
-    lines: List[str] = []
-    for line in block.splitlines():
-        if line.startswith("  ") and lines:
-            lines[-1] += " " + line[2:]
-        else:
-            lines.append(line)
-    name, _, summary = lines[0].partition(":")
-    fields: Dict[str, List[str]] = {}
-    for line in lines[1:]:
-        field, colon, value = line.partition(": ")
-        if not colon or field not in _HELP_FIELDS:
-            raise ValueError("COMMAND_HELP %s: %r is not one of %s: VALUE" % (
-                name, line, ", ".join(_HELP_FIELDS)))
-        fields.setdefault(field, []).append(value)
-    return name, summary.strip(), fields
-
-
-def _help_problems(summary: str, fields: Mapping[str, Sequence[str]]) -> List[str]:
-    """What is wrong with a block's fields, in words (none: it reads)."""
-    problems = ["no summary"] if not summary else []
-    problems += ["no %s" % field for field in ("usage", "text", "exit codes") if field not in fields]
-    problems += ["%s twice" % field for field in ("text", "exit codes", "environment", "ends with")
-                 if len(fields.get(field, ())) > 1]
-    problems += ["%s is not in ENVIRONMENT_HELP" % variable
-                 for values in fields.get("environment", ()) for variable in values.split()
-                 if variable not in ENVIRONMENT_HELP]
-    problems += ["ends with %r, not the settings search" % ending
-                 for ending in fields.get("ends with", ()) if ending != "the settings search"]
-    problems += ["option %s has no text and none in OPTION_HELP" % option
-                 for option in fields.get("option", ()) if option not in OPTION_HELP
-                 and " | " not in option]
-    return problems
-
-
-def _read_command_help(block: str) -> Tuple[str, CommandHelp]:
-    name, summary, fields = _help_fields(block)
-    problems = _help_problems(summary, fields)
-    if problems:
-        raise ValueError("COMMAND_HELP %s: %s" % (name, "; ".join(problems)))
-    first = {field: values[0] for field, values in fields.items()}
-    options = [option.partition(" | ") for option in fields.get("option", [])]
-    return name, CommandHelp(
-        summary=summary, usages=tuple(fields["usage"]), text=first["text"],
-        options=tuple((option, text if bar else OPTION_HELP[option])
-                      for option, bar, text in options),
-        exit_codes=first["exit codes"],
-        environment=tuple(first.get("environment", "").split()),
-        ends_with=SETTINGS_ORDER_HELP if "ends with" in first else "")
+    handler: Callable[[Mapping[str, Any], Output], int]
+    options: Tuple[Option, ...] = ()
+    environment: Tuple[str, ...] = ()
+    arguments: Tuple[int, int] = (0, 0)
+    settings_search: bool = False
 
 
 @functools.lru_cache(maxsize=1)
-def command_helps() -> Mapping[str, CommandHelp]:
-    """COMMAND_HELP as records by command, in table order."""
+def command_helps() -> Mapping[str, Command]:
+    """COMMANDS with the names their texts take from elsewhere filled in, in table order: made
+    only when help or usage is shown (an agent registered after import is in it)."""
     titles = [agent.title for agent in AGENTS.values()]
-    named = ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else titles[0]
-    table = COMMAND_HELP % {"trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
-                            "agent_titles": named, "importing": "|".join(importing_agents())}
-    return MappingProxyType(dict(_read_command_help(block) for block in table.split("\n\n")))
+    values = {"trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
+              "agent_titles": ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1
+              else titles[0], "importing": "|".join(importing_agents())}
+    return MappingProxyType({name: replace_fields(
+        command, summary=command.summary % values, text=command.text % values,
+        usages=tuple(usage % values for usage in command.usages))
+        for name, command in COMMANDS.items()})
+
+
+def usage_text() -> str:
+    """Every command's usage lines (`magihook` alone)."""
+    lines = ["magihook " + usage for command in command_helps().values() for usage in command.usages]
+    return "usage: " + "\n       ".join(lines + ["magihook --version"])
 
 
 def overview_help() -> str:
     lines = ["magihook %s: local shell hooks around coding agents' tool calls" % __version__, "",
              "usage: magihook COMMAND [OPTIONS]   (magihook COMMAND --help for each)", "",
              "commands:"]
-    lines += ["  %-9s %s" % (name, entry.summary) for name, entry in command_helps().items()]
+    lines += ["  %-9s %s" % (name, command.summary) for name, command in command_helps().items()]
     lines += ["  --version print the version", "", SETTINGS_ORDER_HELP, "",
               "exit codes: 0 continue (or ok), 3 block (or findings, failed tests), 4 fail,",
               "  2 bad usage, settings or input, 1 internal error"]
     return "\n".join(lines)
 
 
-def command_help(command: str) -> str:
-    entry = command_helps()[command]
+def command_help(name: str) -> str:
+    command = command_helps()[name]
     import textwrap
 
-    lines = ["usage: " + "\n       ".join("magihook " + usage for usage in entry.usages), ""]
-    lines += textwrap.wrap(entry.text, 96)
-    if entry.options:
-        lines += ["", "options:"] + ["  %-22s %s" % option for option in entry.options]
-    lines += ["", "exit codes: " + entry.exit_codes]
-    if entry.environment:
-        lines += ["", "environment:"] + ["  %-16s %s" % (name, ENVIRONMENT_HELP[name])
-                                         for name in entry.environment]
-    if entry.ends_with:
-        lines += ["", entry.ends_with]
+    lines = ["usage: " + "\n       ".join("magihook " + usage for usage in command.usages), ""]
+    lines += textwrap.wrap(command.text, 96)
+    if command.options:
+        lines += ["", "options:"] + ["  %-22s %s" % (option.shown(), option.text)
+                                     for option in command.options]
+    lines += ["", "exit codes: " + command.exit_codes]
+    if command.environment:
+        lines += ["", "environment:"] + ["  %-16s %s" % (variable, ENVIRONMENT_HELP[variable])
+                                         for variable in command.environment]
+    if command.settings_search:
+        lines += ["", SETTINGS_ORDER_HELP]
     return "\n".join(lines)
 
 
 def help_request(argv: Sequence[str]) -> Optional[str]:
-    """The help text `argv` asks for (`--help`, `-h`, `help [CMD]`, `CMD --help`), or None."""
-    if argv[0] in ("-h", "--help") or argv == ["help"]:
+    """The help text `argv` asks for with `--help` or `-h` (`help [CMD]` is a command), or None."""
+    if argv[0] in ("-h", "--help"):
         return overview_help()
-    if argv[0] == "help":
-        if len(argv) != 2 or argv[1] not in command_helps():
-            raise UsageError("help takes one command: %s" % ", ".join(command_helps()))
-        return command_help(argv[1])
-    # The help words first: a call that asks for no help never reads the help table.
-    if any(word in ("-h", "--help") for word in argv[1:]) and argv[0] in command_helps():
+    # The help words first: a call that asks for no help never fills in the help texts.
+    if any(word in ("-h", "--help") for word in argv[1:]) and argv[0] in COMMANDS:
         return command_help(argv[0])
     return None
 
-# Per command: option -> True when it takes a value, False for a flag; and positional count
-# (or its (least, most)).
-COMMAND_OPTIONS: Mapping[str, Tuple[Mapping[str, bool], Union[int, Tuple[int, int]]]] = MappingProxyType({
-    "run": ({"--phase": True, "--config": True, "--session": True, "--stream": False,
-             "--explain": False, "--tui": False}, 0),
-    "validate": ({"--config": True}, (0, 1)),
-    "config": ({"--config": True, "--format": True}, 0),
-    "schema": ({}, 0),
-    "replay": ({"--config": True, "--json": False}, 1),
-    "adapt": ({"--config": True, "--session": True, "--print-settings": False}, 1),
-    "import": ({"--scripts": True, "--plugin-root": True}, 2),
-    "doctor": ({"--config": True}, 0),
-    "init": ({}, 0),
-    "test": ({"--config": True, "--strict": False}, 1),
-    "trust": ({"--list": False, "--revoke": True}, (0, 1)),
-})
-
 
 def parse_command_line(argv: Sequence[str]) -> Tuple[str, Dict[str, Any], List[str]]:
-    """A tiny parser (argparse costs every tool call its import): (command, options, args)."""
-    command = argv[0]
-    if command not in COMMAND_OPTIONS:
-        raise UsageError("unknown command %r" % command)
-    spec, positional_count = COMMAND_OPTIONS[command]
+    """A tiny parser (argparse costs every tool call its import): (command, options, args), as
+    the command's row in COMMANDS declares them."""
+    command = COMMANDS.get(argv[0])
+    if command is None:
+        raise UsageError("unknown command %r" % argv[0])
+    takes_value = {option.name: bool(option.value) for option in command.options}
     options: Dict[str, Any] = {}
     positionals: List[str] = []
     words = list(argv[1:])
     while words:
         word = words.pop(0)
         name, has_inline, inline = word.partition("=")
-        if word.startswith("--") and name in spec:
+        if word.startswith("--") and name in takes_value:
             if name in options:
                 raise UsageError("%s given twice" % name)
-            if spec[name]:
+            if takes_value[name]:
                 if has_inline:
                     options[name] = inline
                 elif words:
@@ -9773,17 +9578,17 @@ def parse_command_line(argv: Sequence[str]) -> Tuple[str, Dict[str, Any], List[s
             else:
                 options[name] = True
         elif word.startswith("-") and word != "-":
-            raise UsageError("unknown option %r for %s" % (word, command))
+            raise UsageError("unknown option %r for %s" % (word, command.name))
         else:
             positionals.append(word)
-    least, most = positional_count if isinstance(positional_count, tuple) else (
-        positional_count, positional_count)
+    least, most = command.arguments
     if not least <= len(positionals) <= most:
         if least != most:
-            raise UsageError("%s takes at most %d argument%s" % (command, most, "" if most == 1 else "s"))
+            raise UsageError("%s takes at most %d argument%s" % (
+                command.name, most, "" if most == 1 else "s"))
         raise UsageError("%s takes %d argument%s" % (
-            command, most, "" if most == 1 else "s"))
-    return command, options, positionals
+            command.name, most, "" if most == 1 else "s"))
+    return command.name, options, positionals
 
 
 class Output:
@@ -10448,19 +10253,190 @@ def _best_engine() -> str:
     return "jsonschema"
 
 
-COMMANDS: Mapping[str, Callable[[Mapping[str, Any], Output], int]] = MappingProxyType({
-    "run": cli_run,
-    "validate": cli_validate,
-    "config": cli_config,
-    "schema": cli_schema,
-    "replay": cli_replay,
-    "adapt": cli_adapt,
-    "import": cli_import,
-    "doctor": cli_doctor,
-    "init": cli_init,
-    "test": cli_test,
-    "trust": cli_trust,
-})
+def cli_help(options: Mapping[str, Any], out: Output) -> int:
+    """`magihook help [COMMAND]`."""
+    args = options["args"]
+    if args and args[0] not in COMMANDS:
+        raise UsageError("help takes one command: %s" % ", ".join(COMMANDS))
+    out.text(command_help(args[0]) if args else overview_help())
+    return 0
+
+
+# Every command, in the order help lists them (class Command says what a row holds).
+COMMANDS: Mapping[str, Command] = MappingProxyType({command.name: command for command in (
+    Command(
+        "run",
+        "run one phase's hooks for one event on stdin; print the result",
+        usages=("run --phase PHASE [--config PATH] [--session PATH] [--tui]",
+                "run --phase PHASE --explain [--config PATH]",
+                "run --stream [--config PATH] [--session PATH] [--tui]"),
+        text=("Reads one input event (JSON) on stdin, runs the phase's matching hooks as "
+              "real processes (/bin/bash -lc COMMAND in the event's cwd) and prints one result "
+              "line: the verdict, the tool result, context items, records, warnings.  PHASE: "
+              "before_tool, after_tool, after_assistant, after_reasoning.  A hook blocks a call "
+              "by exiting non-zero while its failure_policy is block."),
+        options=(Option("--phase", "PHASE", "the phase to run"),
+                 Option("--config", "PATH", "the settings file (else the search below)"),
+                 Option("--session", "PATH",
+                        "also append every record to this JSON Lines file (0600)"),
+                 Option("--tui", "", "draw the display rows on stderr as they happen"),
+                 Option("--explain", "",
+                        ("say which settings and hooks match, and the stdin each would get; "
+                         "runs nothing")),
+                 Option("--stream", "",
+                        'NDJSON: one event a line (with its "phase"), one result a line')),
+        exit_codes=("0 continue, 3 block, 4 fail; 2 bad usage, settings or event; 1 "
+                    "internal error (--stream and --explain: 0)"),
+        environment=("MAGIHOOK_CONFIG", "HOME", "TMPDIR", "NO_COLOR", "MAGIHOOK_DEBUG"),
+        settings_search=True,
+        handler=cli_run),
+    Command(
+        "validate",
+        "check a settings file; errors name the JSON path",
+        usages=("validate [PATH | --config PATH]",),
+        text=("Checks the settings file (PATH, else the search below): every key, type and "
+              "bound of the spec, and every hook command against preflight.  Notes on stderr "
+              "when no hook can run, when a guard sees a redacted payload, or when a project "
+              "file is not trusted."),
+        options=(Option("--config", "PATH", "the settings file to check",
+                        label="PATH, --config PATH"),),
+        exit_codes="0 valid; 2 invalid (one line naming the file and the JSON path)",
+        environment=("MAGIHOOK_CONFIG", "HOME"),
+        arguments=(0, 1),
+        settings_search=True,
+        handler=cli_validate),
+    Command(
+        "config",
+        "print the effective settings, every default filled in",
+        usages=("config [--config PATH] [--format json|toml]",),
+        text=("Prints the settings in force as a settings file, with every default and "
+              "inherited value filled in."),
+        options=(CONFIG_OPTION,
+                 Option("--format", "json|toml", "output format (json)")),
+        exit_codes="0 printed; 2 bad settings or usage",
+        environment=("MAGIHOOK_CONFIG", "HOME"),
+        settings_search=True,
+        handler=cli_config),
+    Command(
+        "schema",
+        "print the JSON Schema of the settings' hooks section",
+        usages=("schema",),
+        text="Prints the JSON Schema (2020-12) that validate checks against.",
+        exit_codes="0",
+        handler=cli_schema),
+    Command(
+        "replay",
+        "show the hook rows recorded in a session file; runs nothing",
+        usages=("replay SESSION.jsonl [--config PATH] [--json]",),
+        text="Draws the recorded hook rows of a session file as a tree.",
+        options=(Option("--config", "PATH", "settings whose injected_content gates apply"),
+                 Option("--json", "", "the rows as one JSON document")),
+        exit_codes="0 shown; 2 unreadable file or bad settings",
+        environment=("MAGIHOOK_CONFIG", "HOME", "NO_COLOR"),
+        arguments=(1, 1),
+        handler=cli_replay),
+    Command(
+        "adapt",
+        "be the hook command of %(agent_titles)s",
+        usages=("adapt %(agents)s [--config PATH] [--session PATH]",
+                "adapt %(agents)s --print-settings [--config PATH]"),
+        text=("Reads the agent's hook stdin, runs the magihook pipeline with the settings "
+              "found from the agent's cwd, and answers in the agent's own protocol (a block is "
+              "its deny; whatever fails is its fail-closed answer).  The agent's end-of-turn "
+              "event runs the after_assistant hooks."),
+        options=(CONFIG_OPTION,
+                 Option("--session", "PATH", "also append every record to this file"),
+                 Option("--print-settings", "",
+                        "print the snippet that wires magihook into the agent")),
+        exit_codes="0 answered (a deny is an answer); 2 bad usage, or stdin that names no event",
+        environment=("MAGIHOOK_CONFIG", "HOME", "TMPDIR", "MAGIHOOK_DEBUG"),
+        arguments=(1, 1),
+        settings_search=True,
+        handler=cli_adapt),
+    Command(
+        "import",
+        "convert a Claude Code hooks section into magihook settings",
+        usages=("import %(importing)s SETTINGS.json [--scripts DIR] [--plugin-root DIR]",),
+        text=("Prints magihook settings for a Claude Code settings file's hooks; what is "
+              "not carried over is reported on stderr."),
+        options=(Option("--scripts", "DIR", "where the scripts of commands that preflight would "
+                        "reject go (default .magi-code/imported-hooks)"),
+                 Option("--plugin-root", "DIR", "the plugin's folder, for ${CLAUDE_PLUGIN_ROOT}")),
+        exit_codes="0 converted; 2 bad file or usage",
+        arguments=(2, 2),
+        handler=cli_import),
+    Command(
+        "doctor",
+        "what would make a hook fail or fail open",
+        usages=("doctor [--config PATH]",),
+        text=("Prints the settings in force and the search that found them, then one "
+              "finding a line for what would make a hook fail or fail open: preflight, a missing "
+              "or non-executable script, a script named by a relative path (it breaks from a "
+              "subfolder), tools the login shell's PATH lacks, a guard on a redacted payload or "
+              "under warn or ignore, filters that never match, a stdout cap below the context "
+              "limit, a login profile that prints, an untrusted project file.  Runs /bin/bash "
+              "-lc once to see the hooks' PATH; no hook."),
+        options=(CONFIG_OPTION,),
+        exit_codes="0 no finding; 3 findings; 2 bad settings",
+        environment=("MAGIHOOK_CONFIG", "HOME", "PATH"),
+        settings_search=True,
+        handler=cli_doctor),
+    Command(
+        "init",
+        "write starting settings and hook scripts in this folder",
+        usages=("init",),
+        text=("Writes .magi-code/settings.json and scripts/magi-hooks/ (a dangerous-command "
+              "guard, an audit hook, a memory-injection hook and test cases for the guard), "
+              "needing only bash and python3, then trusts the settings file.  Never overwrites a "
+              "file."),
+        exit_codes="0 written; 2 a file already exists or cannot be written",
+        environment=("HOME",),
+        handler=cli_init),
+    Command(
+        "test",
+        "run hook test cases: events and expected verdicts",
+        usages=("test CASES.jsonl [--config PATH] [--strict]",),
+        text=("Runs each case's event through the real hooks and compares the result.  One "
+              'case a line: {"name": ..., "phase": ..., "event": {...}, "expect": {"verdict": '
+              '"block"}} (expect may hold context_items too).  Prints PASS or FAIL a case and a '
+              "summary; each warning goes on its PASS line and on stderr, a FAIL says why (the "
+              "failed hook's category and the first line of its stderr, redacted), and so does a "
+              "PASS whose call a hook blocked."),
+        options=(Option("--config", "PATH",
+                        "the settings file (else the search below, from this folder)"),
+                 Option("--strict", "",
+                        "fail a case that produced a warning (a hook that failed under warn)")),
+        exit_codes="0 all pass; 3 any fails; 2 bad cases file or settings",
+        environment=("MAGIHOOK_CONFIG", "HOME", "TMPDIR"),
+        arguments=(1, 1),
+        settings_search=True,
+        handler=cli_test),
+    Command(
+        "trust",
+        "trust a project settings file (--list, --revoke PATH)",
+        usages=("trust [PATH]",
+                "trust --list",
+                "trust --revoke PATH"),
+        text=("Records a project settings file's path and sha256 in "
+              "~/.magi-code/%(trust_file)s (0600): a discovered project file runs its hooks only "
+              "while it is trusted and unchanged.  PATH is the file or its project folder "
+              "(default: the one the search finds from here)."),
+        options=(Option("--list", "", "the trusted files and whether each is unchanged"),
+                 Option("--revoke", "PATH", "forget a file")),
+        exit_codes="0 done; 2 no or invalid settings file",
+        environment=("HOME",),
+        arguments=(0, 1),
+        handler=cli_trust),
+    Command(
+        "help",
+        "help for one command",
+        usages=("help [COMMAND]",
+                "COMMAND --help | -h"),
+        text="Prints a command's help.",
+        exit_codes="0",
+        arguments=(0, 1),
+        handler=cli_help),
+)})
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -10477,7 +10453,7 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
         out.text("magihook %s" % __version__)
         return 0
     if not argv:
-        out.error(USAGE)
+        out.error(usage_text())
         return EXIT_USAGE
     gate = _command_gate()
     try:
@@ -10503,8 +10479,8 @@ def _run_command(argv: Sequence[str], owns_process: bool, out: Output) -> int:
             out.text(shown)
             return 0
         command, options, args = parse_command_line(argv)
-        return COMMANDS[command](dict(options, args=tuple(args), owns_process=owns_process),
-                                 out)
+        return COMMANDS[command].handler(
+            dict(options, args=tuple(args), owns_process=owns_process), out)
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
