@@ -5582,10 +5582,8 @@ class SignalGate:
 
     def __init__(self, for_command: bool, held: int = 0) -> None:
         import signal
-        import threading
 
         self.for_command = for_command
-        self.thread = threading.get_ident()
         self.names = {getattr(signal, name): name for name in INTERRUPT_SIGNALS}
         self.first: Optional[int] = None  # the first signal of the burst: the exit code's
         self.raised = False
@@ -5600,13 +5598,15 @@ class SignalGate:
 
     @staticmethod
     def active() -> Optional[SignalGate]:
-        """The gate in place, when this thread is the one it holds, else None."""
+        """The gate in place when this is the main thread (the one a gate is installed in: the
+        only one whose handlers change or run), else None."""
         gate = _signal_gate
-        if gate is None:
-            return None
-        import threading
-
-        return gate if threading.get_ident() == gate.thread else None
+        # Threads are started through `threading`: while it is not imported this is the only
+        # thread, and importing it would cost every call's start-up (bench/README.md, "1 inert").
+        threading = sys.modules.get("threading")
+        if gate is None or threading is None or threading.current_thread() is threading.main_thread():
+            return gate
+        return None
 
     def install(self, also: Sequence[Tuple[int, Any]] = ()) -> bool:
         """Stand in for the handlers (and set `also`'s (signal, handler) pairs); False outside
