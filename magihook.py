@@ -5602,7 +5602,8 @@ class SignalGate:
         only one whose handlers change or run), else None."""
         gate = _signal_gate
         # Threads are started through `threading`: while it is not imported this is the only
-        # thread, and importing it would cost every call's start-up (bench/README.md, "1 inert").
+        # thread, and importing it would cost every call's start-up (bench/README.md, "One signal
+        # primitive").
         threading = sys.modules.get("threading")
         if gate is None or threading is None or threading.current_thread() is threading.main_thread():
             return gate

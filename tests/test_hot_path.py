@@ -25,8 +25,8 @@ NOT_ON_RUN_PATH = {
     "argparse", "jsonschema", "tomllib", "tomli", "tomli_w", "hashlib", "tempfile", "difflib",
     "numbers", "fcntl", "encodings.utf_8_sig", "dataclasses", "typing", "inspect",
 }
-# `signal` is on it: every call installs the command's SignalGate (its cost is in bench/README.md,
-# "1 inert").
+# `signal` is on it: every call installs the command's SignalGate (its cost: bench/README.md, "One
+# signal primitive").
 # Only a run that starts a hook process needs these.
 HOOK_ONLY = {"subprocess", "select", "selectors", "errno"}
 
