@@ -1784,7 +1784,8 @@ def settings_from_document(
     engine: str = "builtin",
 ) -> Settings:
     """Validate a settings document and build the frozen Settings (defaults and inheritance)."""
-    error = hooks_near_miss(document) or schema_error(document, engine) or program_problem(document)
+    error = (hooks_near_miss(document) or schema_error(document, engine)
+             or program_problem(document))
     if error is not None:
         raise SettingsError("%s: %s: %s" % (path or "settings", error[0], error[1]))
     hooks = document.get("hooks") or {}
@@ -5496,7 +5497,7 @@ def start_hook(argv: Sequence[str], cwd: str, env: Optional[Mapping[str, str]] =
     leak a descriptor between the checks and the spawn, and a hook whose cwd is ours is started
     by posix_spawn; every other hook by subprocess.Popen, which changes directory and closes
     descriptors in the child.  Raises OSError or ValueError when it cannot start.  Run it with
-    signals held (SignalsHeld): an exception between the fork and the return would leave a hook
+    signals held (SignalHold): an exception between the fork and the return would leave a hook
     nobody knows the pid of.
     """
     ours: List[int] = []
@@ -5545,9 +5546,9 @@ def _posix_spawn_hook(argv: Sequence[str], cwd: str, env: Optional[Mapping[str, 
             return None
     except OSError:  # our own cwd is gone
         return None
-    import _signal
+    import signal
 
-    defaults = [getattr(_signal, name) for name in _DEFAULT_IN_HOOK if hasattr(_signal, name)]
+    defaults = [getattr(signal, name) for name in _DEFAULT_IN_HOOK if hasattr(signal, name)]
     try:
         return spawn(argv[0], argv, _spawn_environment() if env is None else env,
                      file_actions=[(os.POSIX_SPAWN_DUP2, fd, target)
@@ -5560,14 +5561,12 @@ def _posix_spawn_hook(argv: Sequence[str], cwd: str, env: Optional[Mapping[str, 
 
 
 def _spawn_environment() -> Optional[Mapping[Any, Any]]:
-    """Our environment for posix_spawn: None ("as is") on 3.13.  Before, os.environ's own store
-    of encoded bytes: handing over os.environ itself decodes and re-encodes every variable,
-    ~20-50 µs a hook."""
+    """Our environment for posix_spawn: None ("as is") on 3.13.  Before, os.environb, whose
+    bytes posix_spawn takes as they are (os.environ would decode and re-encode every variable)."""
     if sys.version_info >= (3, 13):
         return None
     else:  # a branch, not an early return: a checker on 3.13 skips it instead of calling it unreachable
-        data = getattr(os.environ, "_data", None)
-        return data if isinstance(data, dict) else os.environ
+        return os.environb if os.supports_bytes_environ else os.environ
 
 
 # POSIX's name for the working folder: its word is a password's abbreviation, its value never one.
@@ -5615,136 +5614,213 @@ def _make_fds_private() -> bool:
     return True
 
 
-class InterruptGate:
-    """The `magihook` command's one handler for INTERRUPT_SIGNALS, installed once for the whole
-    call: a burst of them (SIGTERM then SIGHUP, Ctrl-C plus a forwarded SIGTERM) raises
-    Interrupted once, for the first signal, and only where nothing can be left behind.
+class SignalGate:
+    """The one signal primitive of the command and of hosts: it stands in for the handlers of
+    INTERRUPT_SIGNALS, notes the first signal of a burst (SIGTERM then SIGHUP, Ctrl-C plus a
+    forwarded SIGTERM) and lets it act once, only where nothing can be left behind.
 
     Swapping handlers to hold signals is itself a window a second signal lands in; a counter is
-    not.  While `held` (SignalsHeld; the whole of a hook's run, see _run_one_hook) a signal is
-    only noted, and raised at the next `checkpoint` or window (the runner's wait for the hook),
-    or when the last hold ends.  After the one raise every later signal is only noted, so the
-    cleanup that the raise starts runs to its end.  Only the thread that installed it is held.
+    not, so a hold (SignalHold) counts on the gate.  Who owns the gate is decided once, when it
+    is made (`for_command`), and decides what the first signal does:
+    - the magihook command: _main installs one gate for the whole call.  The signal raises
+      Interrupted when no hold is open, at a hold that begins a step (SignalHold(checkpoint=True)),
+      in a wait (`wait`) or when the last hold ends; after that one raise every later signal is
+      only noted, so the cleanup the raise starts runs to its end.
+    - a host (run_phase in a host program): the first hold installs a gate, the last one puts the
+      host's handlers back and hands them the signal.
+    Handlers only change, and only run, in the main thread: elsewhere there is no gate and nothing
+    is held.  A handler installed outside Python cannot be put back, and an ignored signal
+    interrupts nothing (swapping SIG_IGN would hand a hook started meanwhile the default action:
+    nohup, `&`), so those are left alone.
     """
 
-    def __init__(self, thread: int, names: Mapping[int, str]) -> None:
-        self.thread = thread
-        self.names = names
+    def __init__(self, for_command: bool, held: int = 0) -> None:
+        import signal
+
+        self.for_command = for_command
+        self.names = {getattr(signal, name): name for name in INTERRUPT_SIGNALS}
         self.first: Optional[int] = None  # the first signal of the burst: the exit code's
         self.raised = False
-        self.held = 0
-        # The read end of the signal wakeup pipe (signal.set_wakeup_fd): a signal that lands just
-        # before a blocking read or poll begins runs its handler only once that call returns, so
-        # every wait magihook makes also waits on this, which the signal itself makes readable.
-        self.wakeup: Optional[int] = None
+        self.held = held
+        self.previous: Dict[int, Any] = {}  # the handlers it stands in for
+        self.outer: Optional[SignalGate] = None
+        # The signal wake-up pipe (signal.set_wakeup_fd): (the previous wake-up descriptor, read
+        # end, write end).  A signal that lands just before a blocking poll begins runs its
+        # handler only once that poll returns, so every wait (`wait`) also polls the read end,
+        # which the signal itself makes readable.
+        self.wakeup: Optional[Tuple[int, int, int]] = None
 
-    def drain(self) -> None:
+    @staticmethod
+    def active() -> Optional[SignalGate]:
+        """The gate in place when this is the main thread (the one a gate is installed in: the
+        only one whose handlers change or run), else None."""
+        gate = _signal_gate
+        # Threads are started through `threading`: while it is not imported this is the only
+        # thread, and importing it would cost every call's start-up (bench/README.md, "One signal
+        # primitive").
+        threading = sys.modules.get("threading")
+        if gate is None or threading is None or threading.current_thread() is threading.main_thread():
+            return gate
+        return None
+
+    def install(self, also: Sequence[Tuple[int, Any]] = ()) -> bool:
+        """Stand in for the handlers (and set `also`'s (signal, handler) pairs); False outside
+        the main thread, where nothing was changed."""
+        import signal
+
+        for signum, handler in [(signum, self.handle) for signum in self.names] + list(also):
+            current = signal.getsignal(signum)
+            if current is None or (handler is not signal.SIG_DFL and current == signal.SIG_IGN):
+                continue  # None: a handler installed outside Python, which could not be put back
+            try:
+                self.previous[signum] = signal.signal(signum, handler)
+            except ValueError:  # not the main thread: the first change fails, nothing changed
+                return False
+        global _signal_gate
+        self.outer, _signal_gate = _signal_gate, self
+        return True
+
+    def remove(self) -> None:
+        """Put back the handlers and the wake-up descriptor it replaced."""
+        import signal
+
+        global _signal_gate
+        _signal_gate = self.outer
+        if self.wakeup is not None:
+            signal.set_wakeup_fd(self.wakeup[0])
+            for fd in self.wakeup[1:]:
+                os.close(fd)
+            self.wakeup = None
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+    def open_wakeup(self) -> None:
+        """Make a pipe the signal wake-up descriptor, for `wait`; where that cannot be done,
+        a wait may only act on a signal once it returns."""
+        import signal
+
         try:
-            while self.wakeup is not None and os.read(self.wakeup, 512):
-                pass
-        except OSError:  # empty (EAGAIN)
-            pass
+            read_end, write_end = os.pipe()
+        except OSError:
+            return
+        try:
+            os.set_blocking(read_end, False)
+            os.set_blocking(write_end, False)
+            previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        except (OSError, ValueError):
+            os.close(read_end)
+            os.close(write_end)
+            return
+        self.wakeup = (previous, read_end, write_end)
 
     def handle(self, signum: int, frame: Any) -> None:
         if self.first is None:
             self.first = signum
         if not self.held:
-            self.deliver()
+            self.act()
 
-    def deliver(self) -> None:
-        """Raise Interrupted for the first signal, if one came and none was raised yet."""
-        if self.first is not None and not self.raised:
-            self.raised = True
+    def act(self) -> None:
+        """Let the first signal act, if one came and none acted yet: Interrupted under the
+        command; a host's gate is removed by now, so the host's own handler gets it."""
+        if self.first is None or self.raised:
+            return
+        self.raised = True
+        if self.for_command:
             raise Interrupted(self.names[self.first])
+        import signal
 
-    def checkpoint(self) -> None:
-        """A point where an Interrupted leaves nothing behind (the caller's cleanup runs)."""
-        if not self.raised and self.first is not None:
-            self.deliver()
+        signal.raise_signal(self.first)
 
-    def open(self) -> int:
-        """Open a window (a wait that a signal must cut short): returns the holds to restore."""
+    def hold(self, checkpoint: bool) -> None:
+        if checkpoint and self.for_command:
+            self.act()  # a point where an Interrupted leaves nothing behind
+        self.held += 1
+
+    def release(self) -> None:
+        if self.held == 1 and not self.for_command:
+            self.remove()  # the host's handlers first: the signal goes to them
+        self.held = max(self.held - 1, 0)
+        if not self.held:
+            self.act()
+
+    def finish(self) -> Optional[str]:
+        """The command's call is done: from here on a signal is only noted.  The name of one
+        that came while the last step held it and has not acted, else None."""
+        self.held += 1
+        if self.first is None or self.raised:
+            return None
+        self.raised = True
+        return self.names[self.first]
+
+    def wait(self, poller: select.poll, milliseconds: Optional[float]) -> List[Tuple[int, int]]:
+        """poller.poll as a wait that a signal cuts short: the holds are lifted for it (a hook's
+        whole run is held), and the wake-up pipe is polled too, drained and left out of the
+        answer."""
+        import select
+
+        if self.wakeup is not None:
+            poller.register(self.wakeup[1], select.POLLIN)
         held, self.held = self.held, 0
-        self.deliver()
-        return held
-
-    def close(self, held: int) -> None:
-        self.held = held
-
-
-_interrupt_gate: Optional[InterruptGate] = None  # the magihook command's, while main() runs
-
-
-def active_gate() -> Optional[InterruptGate]:
-    """The command's InterruptGate when this thread is the one it holds, else None."""
-    gate = _interrupt_gate
-    if gate is None:
-        return None
-    import _thread
-
-    return gate if _thread.get_ident() == gate.thread else None
+        try:
+            self.act()
+            ready = poller.poll(milliseconds)
+        finally:
+            self.held = held
+            if self.wakeup is not None:
+                poller.unregister(self.wakeup[1])
+        if self.wakeup is None:
+            return ready
+        woken = [event for event in ready if event[0] == self.wakeup[1]]
+        try:
+            while woken and os.read(self.wakeup[1], 512):  # the handler has run by now
+                pass
+        except OSError:  # empty (EAGAIN)
+            pass
+        return [event for event in ready if event[0] != self.wakeup[1]]
 
 
-class SignalsHeld:
-    """`with SignalsHeld():` holds INTERRUPT_SIGNALS while a step that must not be cut in half
-    runs (starting a hook, ending its group, making or removing a payload_ref file), then
-    delivers the first one held.
+_signal_gate: Optional[SignalGate] = None  # the gate in place (the command's, or a host hold's)
 
-    Under the magihook command it counts a hold on the InterruptGate (no handler is swapped).
-    Elsewhere (run_phase in a host) it swaps the host's handlers for one that notes the signal
-    and raises the first one noted to the handler that was in place; `whole_call` holds, the
-    runner's wait aside, a hook's whole run and is a no-op there, so a host's Ctrl-C still cuts
-    a hook's wait short.  Handlers can only be changed, and only run, in the main thread;
-    elsewhere nothing is held.  A handler installed outside Python cannot be put back, and an
-    ignored signal interrupts nothing, so those are left alone.  It uses the C module under
-    `signal`, whose calls are ten times cheaper (it runs three times a hook).
+
+def wait_for_events(poller: select.poll, milliseconds: Optional[float]) -> List[Tuple[int, int]]:
+    """poller.poll, the waits of a hook's run and of a --stream that a signal cuts short under the
+    command (SignalGate.wait)."""
+    gate = SignalGate.active()
+    if gate is None or not gate.for_command:
+        return poller.poll(milliseconds)
+    return gate.wait(poller, milliseconds)
+
+
+class SignalHold:
+    """`with SignalHold():` holds INTERRUPT_SIGNALS while a step that must not be cut in half
+    runs (starting a hook, ending its group, making or removing a payload_ref file, writing a
+    line), then lets the first one held act (SignalGate).
+
+    `checkpoint`: the step begins at a point where nothing is left behind, so a signal held
+    before it acts first (and stops the call before the step).  `whole_call`: a hook's whole run,
+    held under the command (a signal only cuts its waits short); a host is not held for it, so a
+    host's Ctrl-C still acts at once.
     """
 
-    def __init__(self, whole_call: bool = False) -> None:
-        self._previous: Dict[int, Any] = {}
-        self._held: List[int] = []
-        self._whole_call = whole_call
-        self._gate: Optional[InterruptGate] = None
+    def __init__(self, checkpoint: bool = False, whole_call: bool = False) -> None:
+        self.checkpoint = checkpoint
+        self.whole_call = whole_call
+        self.gate: Optional[SignalGate] = None
 
-    def __enter__(self) -> SignalsHeld:
-        gate = active_gate()
+    def __enter__(self) -> SignalHold:
+        gate = SignalGate.active()
         if gate is not None:
-            gate.held += 1
-            self._gate = gate
-            return self
-        if self._whole_call:
-            return self
-        import _signal
-
-        for name in INTERRUPT_SIGNALS:
-            signum = getattr(_signal, name)
-            handler = _signal.getsignal(signum)
-            # An ignored signal cannot cut a section in half, and swapping SIG_IGN for a handler
-            # would hand a hook started meanwhile the default action instead (nohup, `&`).
-            if handler is not None and handler != _signal.SIG_IGN:
-                try:
-                    _signal.signal(signum, self._hold)
-                except ValueError:  # not the main thread
-                    break
-                self._previous[signum] = handler
+            gate.hold(self.checkpoint)
+        elif not self.whole_call:
+            gate = SignalGate(for_command=False, held=1)  # held before a signal can reach it
+            if not gate.install():
+                return self
+        self.gate = gate
         return self
 
-    def _hold(self, signum: int, frame: Any) -> None:
-        self._held.append(signum)
-
     def __exit__(self, *exc_info: Any) -> None:
-        gate = self._gate
-        if gate is not None:
-            gate.held = max(gate.held - 1, 0)
-            if not gate.held:
-                gate.deliver()
-            return
-        import _signal
-
-        for signum, handler in self._previous.items():
-            _signal.signal(signum, handler)
-        if self._held:
-            _signal.raise_signal(self._held[0])
+        if self.gate is not None:
+            self.gate.release()
 
 
 def communicate(
@@ -5827,10 +5903,6 @@ class _Exchange:
             self.poller.register(self.stdin_fd, select.POLLOUT)
         else:
             process.close_stdin()
-        self.gate = active_gate()
-        self.wakeup = self.gate.wakeup if self.gate is not None else None
-        if self.wakeup is not None:
-            self.poller.register(self.wakeup, select.POLLIN)
         self.exit_fd: Optional[int] = None
 
     def watch_exit(self) -> None:
@@ -5856,11 +5928,9 @@ class _Exchange:
                 return CATEGORY_TIMEOUT
             # Without a pidfd (not Linux) no descriptor reports the exit: ask every so often.
             wait = remaining if self.exit_fd is not None else min(remaining, EXIT_POLL_SECONDS)
-            for fd, _ in _wait(self.poller, wait):
+            for fd, _ in wait_for_events(self.poller, wait * 1000):
                 if fd == self.exit_fd:
                     exited = True
-                elif fd == self.wakeup and self.gate is not None:
-                    self.gate.drain()  # the handler has run (or runs at the next window)
                 elif fd in self.streams:
                     self.read(fd)
                 elif fd == self.stdin_fd:
@@ -5920,18 +5990,6 @@ class _Exchange:
         over = self.over_cap() or 0  # called once one is over
         return HookOutcome(CATEGORY_OUTPUT_LIMIT, "hook %s exceeded %d bytes"
                            % (("stdout", "stderr")[over], self.caps[over]), elapsed_ms=elapsed)
-
-
-def _wait(poller: select.poll, seconds: float) -> List[Tuple[int, int]]:
-    """poller.poll, the one wait of a hook's run that a signal cuts short (InterruptGate)."""
-    gate = active_gate()
-    if gate is None:
-        return poller.poll(seconds * 1000)
-    held = gate.open()
-    try:
-        return poller.poll(seconds * 1000)
-    finally:
-        gate.close(held)
 
 
 def _open_pidfd(pid: int) -> Optional[int]:
@@ -6014,10 +6072,10 @@ def _signal_name(number: int) -> Optional[str]:
 
 
 def _kill_group(pgid: int) -> None:
-    import _signal
+    import signal
 
     try:
-        os.killpg(pgid, _signal.SIGKILL)
+        os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -6863,7 +6921,8 @@ def _explain_hook(settings: Settings, hook: HookDefinition, event: ToolEvent) ->
         hook.include_tools or hook.exclude_tools)
     entry["failure_policy"] = hook.failure_policy
     entry["runs"] = "program" if hook.args else "shell"
-    entry["preflight"] = None if hook.args else preflight_rejection(hook.command, hook.absolute_paths)
+    entry["preflight"] = None if hook.args else preflight_rejection(hook.command,
+                                                                    hook.absolute_paths)
     if entry["preflight"] is None:
         entry["payload"] = preview_payload(hook, event)
     return entry
@@ -7206,9 +7265,9 @@ def _run_one_hook(
     `block`), the outcome, and the dialect hook's validated context (None otherwise).
     """
     # Under the magihook command a signal is only noted from the started record on, and cuts
-    # the run short where nothing is left behind (InterruptGate); either way a started hook gets
+    # the run short where nothing is left behind (SignalGate); either way a started hook gets
     # its terminal record before magihook exits, so replay never shows it running forever.
-    with SignalsHeld(whole_call=True):
+    with SignalHold(whole_call=True):
         begun = time.monotonic()
         run.lifecycle(hook, event, "started")
         try:
@@ -7251,14 +7310,11 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
     cwd = event.context["cwd"]
     prepared: Optional[PreparedPayload] = None
     process: Optional[HookProcess] = None
-    gate = active_gate()
     try:
         # Signals wait while a payload_ref file may be made, and while the hook starts: neither
-        # may be left behind unknown.  Two sections, so that a signal held in the first stops
-        # the call before any hook starts.
-        if gate is not None:
-            gate.checkpoint()
-        with SignalsHeld():
+        # may be left behind unknown.  Two sections, each beginning at a checkpoint, so that a
+        # signal held in the first stops the call before any hook starts.
+        with SignalHold(checkpoint=True):
             try:
                 prepared = (run.payload_for(hook, event) if hook.dialect == MAGIHOOK_DIALECT
                             else dialect_payload(hook, event))
@@ -7269,9 +7325,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                 # file (OSError) can raise; a TypeError would be magihook's bug: exit 1.
                 return HookOutcome(CATEGORY_STDIN, "hook payload envelope could not be built",
                                    elapsed_ms=_elapsed_ms(started))
-        if gate is not None:
-            gate.checkpoint()
-        with SignalsHeld():
+        with SignalHold(checkpoint=True):
             try:
                 process = start_hook(argv, cwd, hook_environment(hook.payload, env),
                                      owns_process=run.owns_process)
@@ -7284,7 +7338,7 @@ def _execute(run: PhaseRun, hook: HookDefinition, event: ToolEvent) -> HookOutco
                            (hook.stdout_max_bytes, hook.stderr_max_bytes))
     finally:
         if prepared is not None:
-            with SignalsHeld():
+            with SignalHold():
                 if process is not None:
                     end_hook(process)
                 prepared.cleanup()
@@ -9781,24 +9835,6 @@ def _short_json(value: Any) -> str:
 # 18. CLI
 # =================================================================================================
 
-USAGE = """\
-usage: magihook run --phase PHASE [--config PATH] [--session PATH] [--tui]
-       magihook run --phase PHASE --explain [--config PATH]
-       magihook run --stream [--config PATH] [--session PATH]
-       magihook validate [--config PATH]
-       magihook config [--config PATH] [--format json|toml]
-       magihook schema
-       magihook replay SESSION.jsonl [--config PATH] [--json]
-       magihook adapt %(agents)s [--config PATH] [--session PATH]
-       magihook adapt %(agents)s --print-settings [--config PATH]
-       magihook import %(importing)s SETTINGS.json [--scripts DIR] [--plugin-root DIR]
-       magihook doctor [--config PATH]
-       magihook init
-       magihook test CASES.jsonl [--config PATH]
-       magihook trust [PATH] | --list | --revoke PATH
-       magihook --help | help COMMAND | COMMAND --help
-       magihook --version""" % {"agents": "|".join(AGENTS), "importing": "|".join(importing_agents())}
-
 SETTINGS_ORDER_HELP = """\
 settings: --config PATH, else $MAGIHOOK_CONFIG, is the one file.  Otherwise both apply, the
   home file's hooks first: ~/.magi-code/settings.json or .toml, and the nearest
@@ -9816,307 +9852,129 @@ ENVIRONMENT_HELP = {
     "PATH": "where the hook's tools are looked up",
 }
 
-# What an option row that names only the option says: the same option means the same thing in
-# every command that takes it (a row that says more writes its own text).
-OPTION_HELP = {
-    "--config PATH": "the settings file",
-}
+@data_class(frozen=True)
+class Option:
+    """One option of a command: its name, the value it takes ("" for a flag, which the parser
+    then refuses a value), what it does, and its help row's own label where that names more than
+    NAME VALUE."""
 
-# The help of every command: one block a command, blocks between blank lines, read into
-# CommandHelp records only when help is asked for (a call of `run` never reads it).  In a block:
-#   NAME: the one line that `magihook --help` lists
-#   usage: one usage line, without "magihook " (as many as the command has)
-#   text: what it does, wrapped again to 96 columns when shown
-#   option: NAME | what it does (as many as it has; NAME alone takes its OPTION_HELP text)
-#   exit codes: what each exit status means
-#   environment: the variables it reads, between spaces (each described by ENVIRONMENT_HELP)
-#   ends with: the settings search (for a command that finds its settings by the search)
-# A line that starts with two spaces goes on the line before it, after one space; "%%" is a
-# percent sign, %(trust_file)s the trust record's file name, %(agents)s the agents' names between
-# "|", %(agent_titles)s their titles, %(importing)s the agents `import` reads.
-COMMAND_HELP = """\
-run: run one phase's hooks for one event on stdin; print the result
-usage: run --phase PHASE [--config PATH] [--session PATH] [--tui]
-usage: run --phase PHASE --explain [--config PATH]
-usage: run --stream [--config PATH] [--session PATH] [--tui]
-text: Reads one input event (JSON) on stdin, runs the phase's matching hooks as real processes
-  (/bin/bash -lc COMMAND in the event's cwd) and prints one result line: the verdict, the tool
-  result, context items, records, warnings.  PHASE: before_tool, after_tool, after_assistant,
-  after_reasoning.  A hook blocks a call by exiting non-zero while its failure_policy is block.
-option: --phase PHASE | the phase to run
-option: --config PATH | the settings file (else the search below)
-option: --session PATH | also append every record to this JSON Lines file (0600)
-option: --tui | draw the display rows on stderr as they happen
-option: --explain | say which settings and hooks match, and the stdin each would get; runs nothing
-option: --stream | NDJSON: one event a line (with its "phase"), one result a line
-exit codes: 0 continue, 3 block, 4 fail; 2 bad usage, settings or event; 1 internal error
-  (--stream and --explain: 0)
-environment: MAGIHOOK_CONFIG HOME TMPDIR NO_COLOR MAGIHOOK_DEBUG
-ends with: the settings search
+    name: str
+    value: str
+    text: str
+    label: str = ""
 
-validate: check a settings file; errors name the JSON path
-usage: validate [PATH | --config PATH]
-text: Checks the settings file (PATH, else the search below): every key, type and bound of the spec,
-  and every hook command against preflight.  Notes on stderr when no hook can run, when a guard
-  sees a redacted payload, or when a project file is not trusted.
-option: PATH, --config PATH | the settings file to check
-exit codes: 0 valid; 2 invalid (one line naming the file and the JSON path)
-environment: MAGIHOOK_CONFIG HOME
-ends with: the settings search
+    def shown(self) -> str:
+        return self.label or ("%s %s" % (self.name, self.value)).rstrip()
 
-config: print the effective settings, every default filled in
-usage: config [--config PATH] [--format json|toml]
-text: Prints the settings in force as a settings file, with every default and inherited value filled
-  in.
-option: --config PATH
-option: --format json|toml | output format (json)
-exit codes: 0 printed; 2 bad settings or usage
-environment: MAGIHOOK_CONFIG HOME
-ends with: the settings search
 
-schema: print the JSON Schema of the settings' hooks section
-usage: schema
-text: Prints the JSON Schema (2020-12) that validate checks against.
-exit codes: 0
-
-replay: show the hook rows recorded in a session file; runs nothing
-usage: replay SESSION.jsonl [--config PATH] [--json]
-text: Draws the recorded hook rows of a session file as a tree.
-option: --config PATH | settings whose injected_content gates apply
-option: --json | the rows as one JSON document
-exit codes: 0 shown; 2 unreadable file or bad settings
-environment: MAGIHOOK_CONFIG HOME NO_COLOR
-
-adapt: be the hook command of %(agent_titles)s
-usage: adapt %(agents)s [--config PATH] [--session PATH]
-usage: adapt %(agents)s --print-settings [--config PATH]
-text: Reads the agent's hook stdin, runs the magihook pipeline with the settings found from the
-  agent's cwd, and answers in the agent's own protocol (a block is its deny; whatever fails is
-  its fail-closed answer).  The agent's end-of-turn event runs the after_assistant hooks.
-option: --config PATH
-option: --session PATH | also append every record to this file
-option: --print-settings | print the snippet that wires magihook into the agent
-exit codes: 0 answered (a deny is an answer); 2 bad usage, or stdin that names no event
-environment: MAGIHOOK_CONFIG HOME TMPDIR MAGIHOOK_DEBUG
-ends with: the settings search
-
-import: convert a %(importing_titles)s hooks section into magihook settings
-usage: import %(importing)s SETTINGS.json
-text: Prints magihook settings for the hooks of that agent's settings file (Claude Code's shape);
-  what is not carried over is reported on stderr.
-exit codes: 0 converted; 2 bad file or usage
-
-doctor: what would make a hook fail or fail open
-usage: doctor [--config PATH]
-text: Prints the settings in force and the search that found them, then one finding a line for what
-  would make a hook fail or fail open: preflight, a missing or non-executable script, a script
-  named by a relative path (it breaks from a subfolder), tools the login shell's PATH lacks, a
-  guard on a redacted payload or under warn or ignore, filters that never match, a stdout cap
-  below the context limit, a login profile that prints, an untrusted project file.  Runs /bin/bash
-  -lc once to see the hooks' PATH; no hook.
-option: --config PATH
-exit codes: 0 no finding; 3 findings; 2 bad settings
-environment: MAGIHOOK_CONFIG HOME PATH
-ends with: the settings search
-
-init: write starting settings and hook scripts in this folder
-usage: init
-text: Writes .magi-code/settings.json and scripts/magi-hooks/ (a dangerous-command guard, an audit
-  hook, a memory-injection hook and test cases for the guard), needing only bash and python3, then
-  trusts the settings file.  Never overwrites a file.
-exit codes: 0 written; 2 a file already exists or cannot be written
-environment: HOME
-
-test: run hook test cases: events and expected verdicts
-usage: test CASES.jsonl [--config PATH] [--strict]
-text: Runs each case's event through the real hooks and compares the result.  One case a line:
-  {"name": ..., "phase": ..., "event": {...}, "expect": {"verdict": "block"}} (expect may hold
-  context_items too).  Prints PASS or FAIL a case and a summary; each warning goes on its PASS
-  line and on stderr, a FAIL says why (the failed hook's category and the first line of its
-  stderr, redacted), and so does a PASS whose call a hook blocked.
-option: --config PATH | the settings file (else the search below, from this folder)
-option: --strict | fail a case that produced a warning (a hook that failed under warn)
-exit codes: 0 all pass; 3 any fails; 2 bad cases file or settings
-environment: MAGIHOOK_CONFIG HOME TMPDIR
-ends with: the settings search
-
-trust: trust a project settings file (--list, --revoke PATH)
-usage: trust [PATH]
-usage: trust --list
-usage: trust --revoke PATH
-text: Records a project settings file's path and sha256 in ~/.magi-code/%(trust_file)s (0600): a
-  discovered project file runs its hooks only while it is trusted and unchanged.  PATH is the
-  file or its project folder (default: the one the search finds from here).
-option: --list | the trusted files and whether each is unchanged
-option: --revoke PATH | forget a file
-exit codes: 0 done; 2 no or invalid settings file
-environment: HOME
-
-help: help for one command
-usage: help [COMMAND]
-usage: COMMAND --help | -h
-text: Prints a command's help.
-exit codes: 0
-"""
+# The same option means the same thing in every command that takes it with no text of its own.
+CONFIG_OPTION = Option("--config", "PATH", "the settings file")
 
 
 @data_class(frozen=True)
-class CommandHelp:
-    """One command's help: a block of COMMAND_HELP, read."""
+class Command:
+    """One command: the one literal (a row of COMMANDS) that its usage lines, help, option parsing
+    and dispatch come from.
 
+    `usages` are written without "magihook ".  `summary`, `usages` and `text` may name
+    %(agents)s (the agents' names between "|"), %(agent_titles)s (their titles), %(importing)s
+    (the agents `import` reads) and %(trust_file)s (the trust record's file name), filled in from
+    the registry when help is shown; `text` is wrapped to 96 columns.  `environment` names
+    variables of ENVIRONMENT_HELP; `arguments` is the (least, most) count of positional
+    arguments; `settings_search`: the help ends with how settings are found.
+    """
+
+    name: str
     summary: str
     usages: Tuple[str, ...]
     text: str
-    options: Tuple[Tuple[str, str], ...]
     exit_codes: str
-    environment: Tuple[str, ...]
-    ends_with: str = ""
-
-
-_HELP_FIELDS = ("usage", "text", "option", "exit codes", "environment", "ends with")
-
-
-def _help_fields(block: str) -> Tuple[str, str, Dict[str, List[str]]]:
-    """A block's (name, summary, {field: its values in order}), continuation lines joined on."""
-    lines: List[str] = []
-    for line in block.splitlines():
-        if line.startswith("  ") and lines:
-            lines[-1] += " " + line[2:]
-        else:
-            lines.append(line)
-    name, _, summary = lines[0].partition(":")
-    fields: Dict[str, List[str]] = {}
-    for line in lines[1:]:
-        field, colon, value = line.partition(": ")
-        if not colon or field not in _HELP_FIELDS:
-            raise ValueError("COMMAND_HELP %s: %r is not one of %s: VALUE" % (
-                name, line, ", ".join(_HELP_FIELDS)))
-        fields.setdefault(field, []).append(value)
-    return name, summary.strip(), fields
-
-
-def _help_problems(summary: str, fields: Mapping[str, Sequence[str]]) -> List[str]:
-    """What is wrong with a block's fields, in words (none: it reads)."""
-    problems = ["no summary"] if not summary else []
-    problems += ["no %s" % field for field in ("usage", "text", "exit codes") if field not in fields]
-    problems += ["%s twice" % field for field in ("text", "exit codes", "environment", "ends with")
-                 if len(fields.get(field, ())) > 1]
-    problems += ["%s is not in ENVIRONMENT_HELP" % variable
-                 for values in fields.get("environment", ()) for variable in values.split()
-                 if variable not in ENVIRONMENT_HELP]
-    problems += ["ends with %r, not the settings search" % ending
-                 for ending in fields.get("ends with", ()) if ending != "the settings search"]
-    problems += ["option %s has no text and none in OPTION_HELP" % option
-                 for option in fields.get("option", ()) if option not in OPTION_HELP
-                 and " | " not in option]
-    return problems
-
-
-def _read_command_help(block: str) -> Tuple[str, CommandHelp]:
-    name, summary, fields = _help_fields(block)
-    problems = _help_problems(summary, fields)
-    if problems:
-        raise ValueError("COMMAND_HELP %s: %s" % (name, "; ".join(problems)))
-    first = {field: values[0] for field, values in fields.items()}
-    options = [option.partition(" | ") for option in fields.get("option", [])]
-    return name, CommandHelp(
-        summary=summary, usages=tuple(fields["usage"]), text=first["text"],
-        options=tuple((option, text if bar else OPTION_HELP[option])
-                      for option, bar, text in options),
-        exit_codes=first["exit codes"],
-        environment=tuple(first.get("environment", "").split()),
-        ends_with=SETTINGS_ORDER_HELP if "ends with" in first else "")
+    handler: Callable[[Mapping[str, Any], Output], int]
+    options: Tuple[Option, ...] = ()
+    environment: Tuple[str, ...] = ()
+    arguments: Tuple[int, int] = (0, 0)
+    settings_search: bool = False
 
 
 @functools.lru_cache(maxsize=1)
-def command_helps() -> Mapping[str, CommandHelp]:
-    """COMMAND_HELP as records by command, in table order."""
+def command_helps() -> Mapping[str, Command]:
+    """COMMANDS with the names their texts take from elsewhere filled in, in table order: made
+    only when help or usage is shown (an agent registered after import is in it)."""
     def named(titles: List[str]) -> str:
         return ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else titles[0]
 
-    table = COMMAND_HELP % {
-        "trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
-        "agent_titles": named([agent.title for agent in AGENTS.values()]),
-        "importing": "|".join(importing_agents()),
-        "importing_titles": named([AGENTS[name].title for name in importing_agents()])}
-    return MappingProxyType(dict(_read_command_help(block) for block in table.split("\n\n")))
+    values = {"trust_file": TRUST_FILE_NAME, "agents": "|".join(AGENTS),
+              "agent_titles": named([agent.title for agent in AGENTS.values()]),
+              "importing": "|".join(importing_agents()),
+              "importing_titles": named([AGENTS[name].title for name in importing_agents()])}
+    return MappingProxyType({name: replace_fields(
+        command, summary=command.summary % values, text=command.text % values,
+        usages=tuple(usage % values for usage in command.usages))
+        for name, command in COMMANDS.items()})
+
+
+def usage_text() -> str:
+    """Every command's usage lines (`magihook` alone)."""
+    lines = ["magihook " + usage for command in command_helps().values() for usage in command.usages]
+    return "usage: " + "\n       ".join(lines + ["magihook --version"])
 
 
 def overview_help() -> str:
     lines = ["magihook %s: local shell hooks around coding agents' tool calls" % __version__, "",
              "usage: magihook COMMAND [OPTIONS]   (magihook COMMAND --help for each)", "",
              "commands:"]
-    lines += ["  %-9s %s" % (name, entry.summary) for name, entry in command_helps().items()]
+    lines += ["  %-9s %s" % (name, command.summary) for name, command in command_helps().items()]
     lines += ["  --version print the version", "", SETTINGS_ORDER_HELP, "",
               "exit codes: 0 continue (or ok), 3 block (or findings, failed tests), 4 fail,",
               "  2 bad usage, settings or input, 1 internal error"]
     return "\n".join(lines)
 
 
-def command_help(command: str) -> str:
-    entry = command_helps()[command]
+def command_help(name: str) -> str:
+    command = command_helps()[name]
     import textwrap
 
-    lines = ["usage: " + "\n       ".join("magihook " + usage for usage in entry.usages), ""]
-    lines += textwrap.wrap(entry.text, 96)
-    if entry.options:
-        lines += ["", "options:"] + ["  %-22s %s" % option for option in entry.options]
-    lines += ["", "exit codes: " + entry.exit_codes]
-    if entry.environment:
-        lines += ["", "environment:"] + ["  %-16s %s" % (name, ENVIRONMENT_HELP[name])
-                                         for name in entry.environment]
-    if entry.ends_with:
-        lines += ["", entry.ends_with]
+    lines = ["usage: " + "\n       ".join("magihook " + usage for usage in command.usages), ""]
+    lines += textwrap.wrap(command.text, 96)
+    if command.options:
+        lines += ["", "options:"] + ["  %-22s %s" % (option.shown(), option.text)
+                                     for option in command.options]
+    lines += ["", "exit codes: " + command.exit_codes]
+    if command.environment:
+        lines += ["", "environment:"] + ["  %-16s %s" % (variable, ENVIRONMENT_HELP[variable])
+                                         for variable in command.environment]
+    if command.settings_search:
+        lines += ["", SETTINGS_ORDER_HELP]
     return "\n".join(lines)
 
 
 def help_request(argv: Sequence[str]) -> Optional[str]:
-    """The help text `argv` asks for (`--help`, `-h`, `help [CMD]`, `CMD --help`), or None."""
-    if argv[0] in ("-h", "--help") or argv == ["help"]:
+    """The help text `argv` asks for with `--help` or `-h` (`help [CMD]` is a command), or None."""
+    if argv[0] in ("-h", "--help"):
         return overview_help()
-    if argv[0] == "help":
-        if len(argv) != 2 or argv[1] not in command_helps():
-            raise UsageError("help takes one command: %s" % ", ".join(command_helps()))
-        return command_help(argv[1])
-    # The help words first: a call that asks for no help never reads the help table.
-    if any(word in ("-h", "--help") for word in argv[1:]) and argv[0] in command_helps():
+    # The help words first: a call that asks for no help never fills in the help texts.
+    if any(word in ("-h", "--help") for word in argv[1:]) and argv[0] in COMMANDS:
         return command_help(argv[0])
     return None
 
-# Per command: option -> True when it takes a value, False for a flag; and positional count
-# (or its (least, most)).
-COMMAND_OPTIONS: Mapping[str, Tuple[Mapping[str, bool], Union[int, Tuple[int, int]]]] = MappingProxyType({
-    "run": ({"--phase": True, "--config": True, "--session": True, "--stream": False,
-             "--explain": False, "--tui": False}, 0),
-    "validate": ({"--config": True}, (0, 1)),
-    "config": ({"--config": True, "--format": True}, 0),
-    "schema": ({}, 0),
-    "replay": ({"--config": True, "--json": False}, 1),
-    "adapt": ({"--config": True, "--session": True, "--print-settings": False}, 1),
-    "import": ({"--scripts": True, "--plugin-root": True}, 2),
-    "doctor": ({"--config": True}, 0),
-    "init": ({}, 0),
-    "test": ({"--config": True, "--strict": False}, 1),
-    "trust": ({"--list": False, "--revoke": True}, (0, 1)),
-})
-
 
 def parse_command_line(argv: Sequence[str]) -> Tuple[str, Dict[str, Any], List[str]]:
-    """A tiny parser (argparse costs every tool call its import): (command, options, args)."""
-    command = argv[0]
-    if command not in COMMAND_OPTIONS:
-        raise UsageError("unknown command %r" % command)
-    spec, positional_count = COMMAND_OPTIONS[command]
+    """A tiny parser (argparse costs every tool call its import): (command, options, args), as
+    the command's row in COMMANDS declares them."""
+    command = COMMANDS.get(argv[0])
+    if command is None:
+        raise UsageError("unknown command %r" % argv[0])
+    takes_value = {option.name: bool(option.value) for option in command.options}
     options: Dict[str, Any] = {}
     positionals: List[str] = []
     words = list(argv[1:])
     while words:
         word = words.pop(0)
         name, has_inline, inline = word.partition("=")
-        if word.startswith("--") and name in spec:
+        if word.startswith("--") and name in takes_value:
             if name in options:
                 raise UsageError("%s given twice" % name)
-            if spec[name]:
+            if takes_value[name]:
                 if has_inline:
                     options[name] = inline
                 elif words:
@@ -10128,17 +9986,17 @@ def parse_command_line(argv: Sequence[str]) -> Tuple[str, Dict[str, Any], List[s
             else:
                 options[name] = True
         elif word.startswith("-") and word != "-":
-            raise UsageError("unknown option %r for %s" % (word, command))
+            raise UsageError("unknown option %r for %s" % (word, command.name))
         else:
             positionals.append(word)
-    least, most = positional_count if isinstance(positional_count, tuple) else (
-        positional_count, positional_count)
+    least, most = command.arguments
     if not least <= len(positionals) <= most:
         if least != most:
-            raise UsageError("%s takes at most %d argument%s" % (command, most, "" if most == 1 else "s"))
+            raise UsageError("%s takes at most %d argument%s" % (
+                command.name, most, "" if most == 1 else "s"))
         raise UsageError("%s takes %d argument%s" % (
-            command, most, "" if most == 1 else "s"))
-    return command, options, positionals
+            command.name, most, "" if most == 1 else "s"))
+    return command.name, options, positionals
 
 
 class Output:
@@ -10173,7 +10031,7 @@ class Output:
         if any(stream is dead for dead in self._dead):
             return
         try:
-            with SignalsHeld():  # a line is written whole, then a signal that came meanwhile acts
+            with SignalHold():  # a line is written whole, then a signal that came meanwhile acts
                 stream.write(data)
                 stream.flush()
         except OSError as exc:
@@ -10355,8 +10213,8 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
     if out.owns_stdio:
         _make_blocking(sys.stdin)
     owns_process = _owns_process(options)
-    gate = active_gate()
-    source = (WakingLineReader(sys.stdin.buffer.fileno(), gate)
+    gate = SignalGate.active()
+    source = (WakingLineReader(sys.stdin.buffer.fileno())
               if gate is not None and gate.wakeup is not None else sys.stdin.buffer)
     for line in stream_lines(source):
         if not line.strip(b" \t\r"):
@@ -10377,22 +10235,18 @@ def cli_run_stream(options: Mapping[str, Any], out: Output) -> int:
 
 
 class WakingLineReader:
-    """`readline(limit)` over a descriptor that waits in poll on it and on the InterruptGate's
-    wakeup pipe: between two events a --stream waits for input, and a signal that lands just
+    """`readline(limit)` over a descriptor that waits in poll (wait_for_events, which also wakes
+    on a signal): between two events a --stream waits for input, and a signal that lands just
     before a blocking read would otherwise wait for the next line to act."""
 
-    def __init__(self, fd: int, gate: InterruptGate) -> None:
+    def __init__(self, fd: int) -> None:
         import select
 
-        # cli_run_stream makes one only where the gate has its wakeup pipe.
-        assert gate.wakeup is not None
         self.fd = fd
-        self.gate = gate
         self.buffer = bytearray()
         self.eof = False
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN)
-        self.poller.register(gate.wakeup, select.POLLIN)
 
     def readline(self, limit: int) -> bytes:
         while True:
@@ -10405,10 +10259,7 @@ class WakingLineReader:
             self._fill()
 
     def _fill(self) -> None:
-        ready = [fd for fd, _ in self.poller.poll()]
-        if self.gate.wakeup in ready:
-            self.gate.drain()
-            self.gate.checkpoint()
+        ready = [fd for fd, _ in wait_for_events(self.poller, None)]
         if self.fd in ready:
             data = os.read(self.fd, READ_CHUNK)
             if data:
@@ -10819,19 +10670,190 @@ def _best_engine() -> str:
     return "jsonschema"
 
 
-COMMANDS: Mapping[str, Callable[[Mapping[str, Any], Output], int]] = MappingProxyType({
-    "run": cli_run,
-    "validate": cli_validate,
-    "config": cli_config,
-    "schema": cli_schema,
-    "replay": cli_replay,
-    "adapt": cli_adapt,
-    "import": cli_import,
-    "doctor": cli_doctor,
-    "init": cli_init,
-    "test": cli_test,
-    "trust": cli_trust,
-})
+def cli_help(options: Mapping[str, Any], out: Output) -> int:
+    """`magihook help [COMMAND]`."""
+    args = options["args"]
+    if args and args[0] not in COMMANDS:
+        raise UsageError("help takes one command: %s" % ", ".join(COMMANDS))
+    out.text(command_help(args[0]) if args else overview_help())
+    return 0
+
+
+# Every command, in the order help lists them (class Command says what a row holds).
+COMMANDS: Mapping[str, Command] = MappingProxyType({command.name: command for command in (
+    Command(
+        "run",
+        "run one phase's hooks for one event on stdin; print the result",
+        usages=("run --phase PHASE [--config PATH] [--session PATH] [--tui]",
+                "run --phase PHASE --explain [--config PATH]",
+                "run --stream [--config PATH] [--session PATH] [--tui]"),
+        text=("Reads one input event (JSON) on stdin, runs the phase's matching hooks as "
+              "real processes (/bin/bash -lc COMMAND in the event's cwd) and prints one result "
+              "line: the verdict, the tool result, context items, records, warnings.  PHASE: "
+              "before_tool, after_tool, after_assistant, after_reasoning.  A hook blocks a call "
+              "by exiting non-zero while its failure_policy is block."),
+        options=(Option("--phase", "PHASE", "the phase to run"),
+                 Option("--config", "PATH", "the settings file (else the search below)"),
+                 Option("--session", "PATH",
+                        "also append every record to this JSON Lines file (0600)"),
+                 Option("--tui", "", "draw the display rows on stderr as they happen"),
+                 Option("--explain", "",
+                        ("say which settings and hooks match, and the stdin each would get; "
+                         "runs nothing")),
+                 Option("--stream", "",
+                        'NDJSON: one event a line (with its "phase"), one result a line')),
+        exit_codes=("0 continue, 3 block, 4 fail; 2 bad usage, settings or event; 1 "
+                    "internal error (--stream and --explain: 0)"),
+        environment=("MAGIHOOK_CONFIG", "HOME", "TMPDIR", "NO_COLOR", "MAGIHOOK_DEBUG"),
+        settings_search=True,
+        handler=cli_run),
+    Command(
+        "validate",
+        "check a settings file; errors name the JSON path",
+        usages=("validate [PATH | --config PATH]",),
+        text=("Checks the settings file (PATH, else the search below): every key, type and "
+              "bound of the spec, and every hook command against preflight.  Notes on stderr "
+              "when no hook can run, when a guard sees a redacted payload, or when a project "
+              "file is not trusted."),
+        options=(Option("--config", "PATH", "the settings file to check",
+                        label="PATH, --config PATH"),),
+        exit_codes="0 valid; 2 invalid (one line naming the file and the JSON path)",
+        environment=("MAGIHOOK_CONFIG", "HOME"),
+        arguments=(0, 1),
+        settings_search=True,
+        handler=cli_validate),
+    Command(
+        "config",
+        "print the effective settings, every default filled in",
+        usages=("config [--config PATH] [--format json|toml]",),
+        text=("Prints the settings in force as a settings file, with every default and "
+              "inherited value filled in."),
+        options=(CONFIG_OPTION,
+                 Option("--format", "json|toml", "output format (json)")),
+        exit_codes="0 printed; 2 bad settings or usage",
+        environment=("MAGIHOOK_CONFIG", "HOME"),
+        settings_search=True,
+        handler=cli_config),
+    Command(
+        "schema",
+        "print the JSON Schema of the settings' hooks section",
+        usages=("schema",),
+        text="Prints the JSON Schema (2020-12) that validate checks against.",
+        exit_codes="0",
+        handler=cli_schema),
+    Command(
+        "replay",
+        "show the hook rows recorded in a session file; runs nothing",
+        usages=("replay SESSION.jsonl [--config PATH] [--json]",),
+        text="Draws the recorded hook rows of a session file as a tree.",
+        options=(Option("--config", "PATH", "settings whose injected_content gates apply"),
+                 Option("--json", "", "the rows as one JSON document")),
+        exit_codes="0 shown; 2 unreadable file or bad settings",
+        environment=("MAGIHOOK_CONFIG", "HOME", "NO_COLOR"),
+        arguments=(1, 1),
+        handler=cli_replay),
+    Command(
+        "adapt",
+        "be the hook command of %(agent_titles)s",
+        usages=("adapt %(agents)s [--config PATH] [--session PATH]",
+                "adapt %(agents)s --print-settings [--config PATH]"),
+        text=("Reads the agent's hook stdin, runs the magihook pipeline with the settings "
+              "found from the agent's cwd, and answers in the agent's own protocol (a block is "
+              "its deny; whatever fails is its fail-closed answer).  The agent's end-of-turn "
+              "event runs the after_assistant hooks."),
+        options=(CONFIG_OPTION,
+                 Option("--session", "PATH", "also append every record to this file"),
+                 Option("--print-settings", "",
+                        "print the snippet that wires magihook into the agent")),
+        exit_codes="0 answered (a deny is an answer); 2 bad usage, or stdin that names no event",
+        environment=("MAGIHOOK_CONFIG", "HOME", "TMPDIR", "MAGIHOOK_DEBUG"),
+        arguments=(1, 1),
+        settings_search=True,
+        handler=cli_adapt),
+    Command(
+        "import",
+        "convert a %(importing_titles)s hooks section into magihook settings",
+        usages=("import %(importing)s SETTINGS.json [--scripts DIR] [--plugin-root DIR]",),
+        text=("Prints magihook settings for the hooks of that agent's settings file (Claude "
+              "Code's shape); what is not carried over is reported on stderr."),
+        options=(Option("--scripts", "DIR", "where the scripts of commands that preflight would "
+                        "reject go (default .magi-code/imported-hooks)"),
+                 Option("--plugin-root", "DIR", "the plugin's folder, for ${CLAUDE_PLUGIN_ROOT}")),
+        exit_codes="0 converted; 2 bad file or usage",
+        arguments=(2, 2),
+        handler=cli_import),
+    Command(
+        "doctor",
+        "what would make a hook fail or fail open",
+        usages=("doctor [--config PATH]",),
+        text=("Prints the settings in force and the search that found them, then one "
+              "finding a line for what would make a hook fail or fail open: preflight, a missing "
+              "or non-executable script, a script named by a relative path (it breaks from a "
+              "subfolder), tools the login shell's PATH lacks, a guard on a redacted payload or "
+              "under warn or ignore, filters that never match, a stdout cap below the context "
+              "limit, a login profile that prints, an untrusted project file.  Runs /bin/bash "
+              "-lc once to see the hooks' PATH; no hook."),
+        options=(CONFIG_OPTION,),
+        exit_codes="0 no finding; 3 findings; 2 bad settings",
+        environment=("MAGIHOOK_CONFIG", "HOME", "PATH"),
+        settings_search=True,
+        handler=cli_doctor),
+    Command(
+        "init",
+        "write starting settings and hook scripts in this folder",
+        usages=("init",),
+        text=("Writes .magi-code/settings.json and scripts/magi-hooks/ (a dangerous-command "
+              "guard, an audit hook, a memory-injection hook and test cases for the guard), "
+              "needing only bash and python3, then trusts the settings file.  Never overwrites a "
+              "file."),
+        exit_codes="0 written; 2 a file already exists or cannot be written",
+        environment=("HOME",),
+        handler=cli_init),
+    Command(
+        "test",
+        "run hook test cases: events and expected verdicts",
+        usages=("test CASES.jsonl [--config PATH] [--strict]",),
+        text=("Runs each case's event through the real hooks and compares the result.  One "
+              'case a line: {"name": ..., "phase": ..., "event": {...}, "expect": {"verdict": '
+              '"block"}} (expect may hold context_items too).  Prints PASS or FAIL a case and a '
+              "summary; each warning goes on its PASS line and on stderr, a FAIL says why (the "
+              "failed hook's category and the first line of its stderr, redacted), and so does a "
+              "PASS whose call a hook blocked."),
+        options=(Option("--config", "PATH",
+                        "the settings file (else the search below, from this folder)"),
+                 Option("--strict", "",
+                        "fail a case that produced a warning (a hook that failed under warn)")),
+        exit_codes="0 all pass; 3 any fails; 2 bad cases file or settings",
+        environment=("MAGIHOOK_CONFIG", "HOME", "TMPDIR"),
+        arguments=(1, 1),
+        settings_search=True,
+        handler=cli_test),
+    Command(
+        "trust",
+        "trust a project settings file (--list, --revoke PATH)",
+        usages=("trust [PATH]",
+                "trust --list",
+                "trust --revoke PATH"),
+        text=("Records a project settings file's path and sha256 in "
+              "~/.magi-code/%(trust_file)s (0600): a discovered project file runs its hooks only "
+              "while it is trusted and unchanged.  PATH is the file or its project folder "
+              "(default: the one the search finds from here)."),
+        options=(Option("--list", "", "the trusted files and whether each is unchanged"),
+                 Option("--revoke", "PATH", "forget a file")),
+        exit_codes="0 done; 2 no or invalid settings file",
+        environment=("HOME",),
+        arguments=(0, 1),
+        handler=cli_trust),
+    Command(
+        "help",
+        "help for one command",
+        usages=("help [COMMAND]",
+                "COMMAND --help | -h"),
+        text="Prints a command's help.",
+        exit_codes="0",
+        arguments=(0, 1),
+        handler=cli_help),
+)})
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -10848,9 +10870,9 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
         out.text("magihook %s" % __version__)
         return 0
     if not argv:
-        out.error(USAGE)
+        out.error(usage_text())
         return EXIT_USAGE
-    gate, restore = _terminate_on_signals()
+    gate = _command_gate()
     try:
         # The gate raises Interrupted at most once, wherever the first signal of a burst lands
         # (even in a handler below): this outer `except` is the one place it ends up.
@@ -10858,17 +10880,13 @@ def _main(argv: Optional[Sequence[str]], owns_process: bool) -> int:
             code = _run_command(argv, owns_process, out)
         except Interrupted as exc:
             code = _interrupted(out, str(exc))
-        if gate is not None:
-            gate.held += 1  # from here on a signal is only noted
-            if gate.first is not None and not gate.raised:  # noted while the last step held it
-                gate.raised = True
-                code = _interrupted(out, gate.names[gate.first])
-        return code
+        held = gate.finish() if gate is not None else None
+        return code if held is None else _interrupted(out, held)
     finally:
         # The command keeps its gate until os._exit (console_main): a late signal is noted, not
         # a traceback or a death by signal after the result.
-        if not owns_process:
-            restore()
+        if not owns_process and gate is not None:
+            gate.remove()
 
 
 def _run_command(argv: Sequence[str], owns_process: bool, out: Output) -> int:
@@ -10878,8 +10896,8 @@ def _run_command(argv: Sequence[str], owns_process: bool, out: Output) -> int:
             out.text(shown)
             return 0
         command, options, args = parse_command_line(argv)
-        return COMMANDS[command](dict(options, args=tuple(args), owns_process=owns_process),
-                                 out)
+        return COMMANDS[command].handler(
+            dict(options, args=tuple(args), owns_process=owns_process), out)
     except UsageError as exc:
         out.error("magihook: %s (see magihook --help)" % sanitize_message(str(exc), 300))
         return EXIT_USAGE
@@ -10901,72 +10919,26 @@ def _interrupted(out: Output, name: str) -> int:
     return 128 + _signal_number(name)
 
 
-def _terminate_on_signals() -> Tuple[Optional[InterruptGate], Callable[[], None]]:
-    """INTERRUPT_SIGNALS go to an InterruptGate, which raises Interrupted so that the runner's
-    cleanup kills the hook's processes and removes payload_ref files before magihook exits.  A
+def _command_gate() -> Optional[SignalGate]:
+    """The command's SignalGate, in place with its wake-up pipe, so that a signal raises
+    Interrupted and the runner's cleanup kills the hook's processes and removes payload_ref files
+    before magihook exits; None outside the main thread (a host's handlers are left alone).  A
     signal the caller made us ignore (nohup, `&` in a script) stays ignored.  SIGCHLD gets its
     default action back: inherited as ignored, it would let the kernel reap a hook before
-    magihook reads its exit status.  Returns the gate (None outside the main thread) and a
-    function restoring the old handlers (main() may be called from a host program)."""
-    global _interrupt_gate
-    # The C modules: `import signal` builds its enums, ~0.5 ms of every call's start-up.
-    import _signal
-    import _thread
+    magihook reads its exit status."""
+    import signal
 
-    gate = InterruptGate(_thread.get_ident(),
-                         {getattr(_signal, name): name for name in INTERRUPT_SIGNALS})
-    wanted = [(signum, gate.handle) for signum in gate.names]
-    wanted.append((_signal.SIGCHLD, _signal.SIG_DFL))
-    previous = {}
-    for signum, handler in wanted:
-        current = _signal.getsignal(signum)
-        if current is None or (handler is not _signal.SIG_DFL and current == _signal.SIG_IGN):
-            continue  # None: a handler installed outside Python, which could not be put back
-        try:
-            previous[signum] = _signal.signal(signum, handler)
-        except ValueError:  # not the main thread: leave the host's handlers alone
-            return None, lambda: None
-    outer, _interrupt_gate = _interrupt_gate, gate
-    wakeup = _wakeup_pipe(gate)
-
-    def restore() -> None:
-        global _interrupt_gate
-        _interrupt_gate = outer
-        if wakeup is not None:
-            _signal.set_wakeup_fd(wakeup[0])
-            for fd in wakeup[1:]:
-                os.close(fd)
-        for signum, handler in previous.items():
-            _signal.signal(signum, handler)
-
-    return gate, restore
-
-
-def _wakeup_pipe(gate: InterruptGate) -> Optional[Tuple[int, int, int]]:
-    """Make a pipe the signal wakeup descriptor and give the gate its read end: (the previous
-    wakeup descriptor, read end, write end), or None where that cannot be done."""
-    import _signal
-
-    try:
-        read_end, write_end = os.pipe()
-    except OSError:
+    gate = SignalGate(for_command=True)
+    if not gate.install(also=[(signal.SIGCHLD, signal.SIG_DFL)]):
         return None
-    try:
-        os.set_blocking(read_end, False)
-        os.set_blocking(write_end, False)
-        previous = _signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
-    except (OSError, ValueError):
-        os.close(read_end)
-        os.close(write_end)
-        return None
-    gate.wakeup = read_end
-    return previous, read_end, write_end
+    gate.open_wakeup()
+    return gate
 
 
 def _signal_number(name: str) -> int:
-    import _signal
+    import signal
 
-    return int(getattr(_signal, name, _signal.SIGTERM))
+    return int(getattr(signal, name, signal.SIGTERM))
 
 
 # What `python -I -c` runs to start magihook from its folder: importing the module reads its cached

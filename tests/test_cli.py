@@ -23,6 +23,7 @@ from conftest import (
     bash_event,
     default_signals,
     hostile,
+    run_cli,
     write_settings,
 )
 from conftest import full_hook as hook
@@ -335,37 +336,34 @@ def test_non_blocking_stdout_is_waited_on(project):
     assert json.loads(stdout)["tool_result"] == event["result"]
 
 
-# --- the help table -----------------------------------------------------------------------------
-# COMMAND_HELP is text read on first use: a block it cannot read is an error that names the
-# command and what is wrong, not a help text with a part silently missing.
+# --- the command table --------------------------------------------------------------------------
+# Each command is one row of COMMANDS, from which usage, help, option parsing and dispatch come:
+# a row missing a part, or naming an option its usage lines or help do not show, is caught here.
 
-@pytest.mark.parametrize("block, complaint", [
-    ("x: y\nusage: x\nexit codes: 0", "no text"),
-    ("x: y\nusage: x\ntext: t\n  u\ntext: v\nexit codes: 0", "text twice"),
-    ("x: y\nusage: x\ntext: t\nexit codes: 0\nenvironment: HOME NOPE",
-     "NOPE is not in ENVIRONMENT_HELP"),
-    ("x: y\nusage: x\ntext: t\nexit codes: 0\nends with: a poem",
-     "ends with 'a poem', not the settings search"),
-    ("x: y\nusage: x\ntext: t\nexit codes: 0\nnotes: n", "'notes: n' is not one of usage,"),
-    ("x:\nusage: x\ntext: t\nexit codes: 0", "no summary"),
-    ("x: y\nusage: x\ntext: t\noption: --quiet\nexit codes: 0",
-     "option --quiet has no text and none in OPTION_HELP"),
-], ids=["missing", "twice", "unknown-variable", "unknown-ending", "unknown-field", "no-summary",
-        "unknown-option"])
-def test_a_help_block_it_cannot_read_is_an_error_naming_the_command(block, complaint):
-    with pytest.raises(ValueError) as raised:
-        magihook._read_command_help(block)
-    assert str(raised.value).startswith("COMMAND_HELP x: ") and complaint in str(raised.value)
+@pytest.mark.parametrize("name", list(magihook.COMMANDS))
+def test_every_command_has_usage_help_options_and_a_handler(name):
+    command = magihook.command_helps()[name]
+    assert command.summary and command.text and command.exit_codes and callable(command.handler)
+    assert command.usages and all(usage.split()[0] in (name, "COMMAND") for usage in command.usages)
+    usage_words = {word.strip("[]|") for usage in command.usages for word in usage.split()}
+    help_text = magihook.command_help(name)
+    for option in command.options:
+        assert option.name in usage_words and option.text
+        assert "  %-22s %s" % (option.shown(), option.text) in help_text
+    named = {word for word in usage_words if word.startswith("--")} - {"--help"}
+    assert named == {option.name for option in command.options}
+    assert set(command.environment) <= set(magihook.ENVIRONMENT_HELP)
+    least, most = command.arguments
+    assert 0 <= least <= most
 
 
-def test_a_help_block_reads_into_its_record():
-    name, entry = magihook._read_command_help(
-        "x: one line\nusage: x A\nusage: x B\ntext: what it\n  does\noption: --config PATH\n"
-        "option: -q | quiet\nexit codes: 0 done;\n  2 not\nenvironment: HOME")
-    assert (name, entry) == ("x", magihook.CommandHelp(
-        summary="one line", usages=("x A", "x B"), text="what it does",
-        options=(("--config PATH", magihook.OPTION_HELP["--config PATH"]), ("-q", "quiet")),
-        exit_codes="0 done; 2 not", environment=("HOME",)))
+def test_bare_magihook_prints_every_usage_line_of_every_command():
+    result = run_cli()
+    usages = [usage for command in magihook.command_helps().values() for usage in command.usages]
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "usage: %s\n" % "\n       ".join(
+        ["magihook " + usage for usage in usages] + ["magihook --version"])
+    assert "magihook test CASES.jsonl [--config PATH] [--strict]" in result.stderr
 
 
 # --- how an agent starts magihook ---------------------------------------------------------------

@@ -23,8 +23,10 @@ from conftest import MAGIHOOK, bash_event, run_cli, write_settings
 # messages, replay...), each costs a run its import time.
 NOT_ON_RUN_PATH = {
     "argparse", "jsonschema", "tomllib", "tomli", "tomli_w", "hashlib", "tempfile", "difflib",
-    "numbers", "fcntl", "signal", "encodings.utf_8_sig", "dataclasses", "typing", "inspect",
+    "numbers", "fcntl", "encodings.utf_8_sig", "dataclasses", "typing", "inspect",
 }
+# `signal` is on it: every call installs the command's SignalGate (its cost: bench/README.md, "One
+# signal primitive").
 # Only a run that starts a hook process needs these.
 HOOK_ONLY = {"subprocess", "select", "selectors", "errno"}
 
@@ -75,8 +77,8 @@ def test_a_run_with_one_hook_imports_only_what_running_it_needs(project):
     module_level = imported_modules("run", "--phase", "before_tool", "--config", str(inert),
                                     baseline=baseline, cwd=project)
     assert modules & NOT_ON_RUN_PATH == module_level & (NOT_ON_RUN_PATH | HOOK_ONLY) == set()
-    # posix_spawn starts a hook whose cwd is ours: subprocess (and threading, selectors, the
-    # signal module's enums...) stay out; the poll loop is all a hook run adds.
+    # posix_spawn starts a hook whose cwd is ours: subprocess (and selectors...) stay out; the
+    # poll loop is all a hook run adds.
     assert modules - module_level == {"select"}
 
 

@@ -266,7 +266,7 @@ def test_signals_held_are_delivered_after_the_section():
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         with pytest.raises(Stop):
-            with magihook.SignalsHeld():
+            with magihook.SignalHold():
                 os.kill(os.getpid(), signal.SIGTERM)
                 os.kill(os.getpid(), signal.SIGTERM)
                 steps.append("section ran to its end")
