@@ -9119,9 +9119,9 @@ def _import_args(agent: Agent, program: str, args: Any, path: List[Any], report:
         if "${CLAUDE_PLUGIN_ROOT}" not in arg:
             continue
         if options.plugin_root is None:
+            where: List[Any] = ["command"] if index == 0 else ["args", index - 1]
             report.append("%s: uses ${CLAUDE_PLUGIN_ROOT}; not carried over (pass --plugin-root "
-                          "DIR, the plugin's folder)" % json_path(
-                              path + (["command"] if index == 0 else ["args", index - 1])))
+                          "DIR, the plugin's folder)" % json_path(path + where))
             return None
         argv[index] = arg.replace("${CLAUDE_PLUGIN_ROOT}", os.path.abspath(options.plugin_root))
     problem = program_problem({"hooks": {"before_tool": [{"args": argv, "dialect": agent.name}]}})
