@@ -289,8 +289,11 @@ payload=$(cat)
 [[ $payload == *'"call_id":"call_1"'* ]] && stdin=payload || stdin=none
 stat=$(< /proc/$$/stat)
 set -- ${stat##*) }
-ignored=$(sed -n 's/^SigIgn:\t//p' /proc/$$/status)
-blocked=$(sed -n 's/^SigBlk:\t//p' /proc/$$/status)
+# Read by the shell itself, with no fork: a command substitution's child would read bash's
+# masks while bash is forking or waiting, when it blocks signals of its own for a moment.
+while IFS=$'\t' read -r key value; do
+  case $key in SigIgn:) ignored=$value ;; SigBlk:) blocked=$value ;; esac
+done < /proc/$$/status
 printf '{"context_items":[{"role":"user","content":"cwd=%s fds=%s leader=%s ignored=%s blocked=%s stdin=%s"}]}' \
   "$(pwd -P)" "$(sort -n "$TMPDIR/fds.txt" | tr '\n' ,)" \
   "$([[ $3 == $$ && $4 == $$ ]] && echo yes || echo no)" "$ignored" "$blocked" "$stdin"
