@@ -7916,24 +7916,28 @@ def dialect_command(hook: HookDefinition, event: ToolEvent) -> str:
     return expand_variables(hook.command, names, agent_project_dir(names, event.context["cwd"]))
 
 
-# What marks a project's root folder for agent_project_dir.
-PROJECT_ROOT_MARKERS = (".claude", ".gemini", SETTINGS_FOLDER, ".git")
+def project_root_markers() -> Tuple[str, ...]:
+    """What marks a project's root folder for agent_project_dir: magihook's settings folder,
+    every registered agent's project folder (Agent.project_folder) and `.git`."""
+    agents = tuple(agent.project_folder for agent in AGENTS.values() if agent.project_folder)
+    return (SETTINGS_FOLDER,) + agents + (".git",)
 
 
 def agent_project_dir(names: Sequence[str], cwd: str) -> str:
     """The folder an agent's project-folder variable (CLAUDE_PROJECT_DIR ...) names, as the
     agent gives it, whatever folder the model has `cd`-ed into: the variable itself when the
     agent exported it to magihook (an absolute folder); else the nearest folder at or above the
-    cwd that holds `.claude`, `.gemini`, `.magi-code` or `.git` (the walk stops below the home
-    folder, as the settings walk does); else the cwd."""
+    cwd that holds one of project_root_markers() (the walk stops below the home folder, as the
+    settings walk does); else the cwd."""
     for name in names:
         value = os.environ.get(name, "")
         if os.path.isabs(value) and os.path.isdir(value):
             return value
     home = home_folder(os.environ)
     folder = os.path.realpath(cwd)
+    markers = project_root_markers()
     while folder != home:
-        if any(os.path.lexists(os.path.join(folder, mark)) for mark in PROJECT_ROOT_MARKERS):
+        if any(os.path.lexists(os.path.join(folder, mark)) for mark in markers):
             return folder
         parent = os.path.dirname(folder)
         if parent == folder or home is None:
@@ -8244,6 +8248,7 @@ class Agent:
     name = ""  # the CLI name (`adapt NAME`) and the dialect name
     title = ""  # how docs and messages name it
     aliases: Tuple[str, ...] = ()  # other names `adapt` accepts
+    project_folder: Optional[str] = None  # the folder of the agent's own project settings
     tool_events: Mapping[str, str] = {}  # hook_event_name -> before_tool / after_tool
     # hook_event_name -> message phase; the first is the one a dialect hook gets.
     message_events: Mapping[str, str] = {}
@@ -8438,6 +8443,7 @@ class ClaudeCode(Agent):
     """Claude Code: the protocol the others copy (code.claude.com/docs/en/hooks)."""
 
     name, title = "claude-code", "Claude Code"
+    project_folder = ".claude"
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     # Both give the last text block of the turn as last_assistant_message.
@@ -8539,6 +8545,7 @@ class Codex(ClaudeCode):
     schema/generated/*.schema.json, engine/output_parser.rs, events/pre_tool_use.rs)."""
 
     name, title = "codex", "Codex"
+    project_folder = ".codex"
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool"})
     message_events = MappingProxyType({"Stop": "after_assistant"})
     failed_tool_events = frozenset()
@@ -8604,6 +8611,7 @@ class GeminiCli(Agent):
     hookRunner.ts): Claude Code's context and stop answers, its own deny and settings."""
 
     name, title = "gemini", "Gemini CLI"
+    project_folder = ".gemini"
     tool_events = MappingProxyType({"BeforeTool": "before_tool", "AfterTool": "after_tool"})
     message_events = MappingProxyType({"AfterAgent": "after_assistant"})
     failed_tool_events = frozenset()
@@ -8717,6 +8725,7 @@ class CopilotCli(ClaudeCode):
     `continue: false`, and replaces a tool's result with `modifiedResult`."""
 
     name, title = "copilot", "GitHub Copilot CLI"
+    project_folder = ".github"
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     # Copilot's Stop carries no assistant message, so it is not wired; a dialect hook gets one.
@@ -8813,6 +8822,7 @@ class QwenCode(ClaudeCode):
     Code), its own tool ids, Gemini-style results (`llmContent`), timeouts in milliseconds."""
 
     name, title = "qwen", "Qwen Code"
+    project_folder = ".qwen"
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     message_events = MappingProxyType({"Stop": "after_assistant"})

@@ -519,3 +519,16 @@ def test_a_sigkilled_hook_run_leaves_a_locked_folder_only_while_it_runs(project,
         assert (sweep(tmpdir_env), folder.exists()) == (1, False)
     finally:
         os.kill(hook, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("marker", [".qwen", ".github", ".codex"])
+def test_an_agent_s_own_project_folder_marks_the_project_root(tmp_path, monkeypatch, marker):
+    # Each registered agent's project folder (Agent.project_folder) marks the root its
+    # project-folder variables name, whatever subfolder the model cd-ed into; no .git here.
+    root = tmp_path / "work" / "repo"
+    (root / marker).mkdir(parents=True)
+    deep = root / "src" / "app"
+    deep.mkdir(parents=True)
+    for name in ("CLAUDE_PROJECT_DIR", "QWEN_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    assert magihook.agent_project_dir(["QWEN_PROJECT_DIR"], str(deep)) == str(root.resolve())
