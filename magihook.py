@@ -2680,17 +2680,20 @@ def _lazy_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
 #        - some word is in _SECRET_WORDS, or
 #        - some word ends with one of _GLUED_SUFFIXES (PGPASSWORD, authtoken),
 #        - the last word is in _SECRET_LAST_WORDS (auth, basic_auth), or
-#          is "pass" after a qualifier (DB_PASS, smtp_pass), or
+#          is "pass" after a qualifier (DB_PASS, smtp_pass) or "pw" after one and a
+#          separator (db_pw), or
 #        - two adjacent words form one of _SECRET_PAIRS (auth code,
 #          connection string) or are ("key" preceded by one of
 #          _KEY_QUALIFIERS: api_key, private_key, signing_key...).
 # Decisions: bare "key", primary_key, sort_key, key_count, public_key are NOT
 # credentials (too generic: dictionaries, databases, keyboards); their values
-# are still caught by the prefixed family when they hold a known token.
+# are still caught by the prefixed family when they hold a known token, and a
+# "key" name without a non-secret qualifier (clinchpad_key, `key = ...`) takes a
+# random value in the text scan (_is_key_name, 9.5).
 # session_id is not a credential (spec); session_token / session_key are.
 
 _SECRET_WORDS = frozenset((
-    "password", "passwd", "pwd", "passphrase", "passcode", "secret", "secrets",
+    "password", "passwd", "pwd", "passphrase", "passcode", "secret", "secrets", "secrete",
     "token", "credential", "credentials", "creds", "cookie", "authorization",
     "bearer", "apikey", "dsn", "jwt", "privatekey", "secretkey", "accesskey",
     # Plurals that are never counters (unlike "tokens": max_tokens, prompt_tokens).
@@ -2761,7 +2764,7 @@ _NON_CREDENTIAL_TAILS = frozenset((
     "server", "email", "reset", "rotation", "required", "schema", "header",
     "http", "https", "namespace", "spec", "specs", "state", "status", "database", "sslmode",
     "region", "date", "scope", "scopes", "audience", "ms", "seconds", "secs", "minutes", "hours",
-    "days",
+    "days", "storage", "jar", "request", "response", "handler",
 ))
 # Tokens that are cursors, not credentials: an API's page marker (AWS NextToken, Google
 # pageToken) and a request's idempotency key (AWS ClientToken), in the last two words of a name.
@@ -2782,6 +2785,13 @@ _PLACEHOLDER_WORDS = frozenset((
     "", "true", "false", "null", "none", "nil", "undefined", "changeme",
     "placeholder", "redacted", "masked", "hidden", "dummy", "example",
     "read", "write", "inherit",       # GitHub Actions `id-token: write`, `secrets: inherit`
+))
+# Values after a name that are the kind of value itself, alone or after "my" (`password:
+# password`, `TOKEN=my-token`): a template's wording, not a secret.  (In a URL's user
+# information, `user:password@host`, the word still goes: scanners count it as one.)
+_KIND_WORDS = frozenset((
+    "password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "apikey", "api-key",
+    "api_key", "key", "credential", "credentials",
 ))
 # Unquoted words that are code, not values (expected_token: return x).
 _CODE_WORDS = frozenset((
@@ -2855,6 +2865,8 @@ def is_credential_key(key: object) -> bool:
         return True
     if last in _SECRET_LAST_WORDS or (last == "pass" and len(words) > 1):
         return True
+    if last == "pw" and key[-3:-2] in "_-." and len(words) > 1:
+        return True                   # db_pw, cloudant_pw (not the "Pw" that ends a random string)
     return _has_secret_pair(words)
 
 
@@ -3020,6 +3032,7 @@ TOKEN_RULES = (
     TokenRule("defined-networking-api-token", "-", ("dnkey-",), ((_AN, 26, 26), "-", (_AN, 52, 52)), "dnkey-YhI81RqXIlaCh0z2zebTAf7vpQ-NUdTGs4uqbP0GMxTbIAkTPlczqWOqf5aRqYgy0aLoYZtz7BlJqJJ", "xdnkey-YhI81RqXIlaCh0z2zebTAf7vpQ-NUdTGs4uqbP0GMxTbIAkTPlczqWOqf5aRqYgy0aLoYZtz7BlJqJJ"),  # noqa: E501
     TokenRule("flutterwave-secret-key", "-", ("FLWSECK_TEST-", "FLWSECK-"), ((_HEXM, 32, 32), "-X"), "FLWSECK-590Ea8AEf38FF45877cEC8e8cacCbE50-X", "FLWSECK-XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX", pattern="[a-hA-H0-9]{32}-X|[a-hA-H0-9]{12}"),  # noqa: E501
     TokenRule("1password-secret-key", "-", ("A3-",), ((_UAN, 6, 6), "-", (_UAN, 11, 11), "-", (_UAN, 5, 5), "-", (_UAN, 5, 5), "-", (_UAN, 5, 5)), "A3-D5WV1X-YOJRS3TR5KY-1C6T1-J7828-6GBNW", "myA3-D5WV1X-YOJRS3TR5KY-1C6T1-J7828-6GBNW"),  # noqa: E501
+    TokenRule("1password-secret-key-split", "-", ("A3-",), ((_UAN, 6, 6), "-", (_UAN, 6, 6), "-", (_UAN, 5, 5), "-", (_UAN, 5, 5), "-", (_UAN, 5, 5), "-", (_UAN, 5, 5)), "A3-QH524Y-G5BY1A-ROGUB-B8AYN-B7O25-WOO3S", "myA3-QH524Y-G5BY1A-ROGUB-B8AYN-B7O25-WOO3S"),  # noqa: E501
     TokenRule("aws-bedrock-api-key-short-lived", "-", ("bedrock-api-key-",), ("YmVkcm9jay5hbWF6b25hd3MuY29t", (_B64, 60, 2000), ("=", 0, 2)), "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29tSjHrOoMFAKx3ci+HiaUvhzoNE4YqQb5hlQ9/7SoQmgnefVWUYkMYgqmnfD8I5jg=", "bedrock-api-key-servingcellconfigcommonsibelementfieldvaluemessagehandlerbuildercontextservingcellconfig"),  # noqa: E501
     TokenRule("age-secret-key", "-", ("AGE-SECRET-KEY-1",), (("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58, 58),), "AGE-SECRET-KEY-1UQLKJ3PS7UW3DQ9RM02Z42ZTGLFSF0NYSGGP5NCWMJLGQK7WH2T4CPCYKS", "AGE-SECRET-KEY-1UQLKJ3PS7UW3DQ9RM02Z42ZTGLFSF0NYSGGP5NC is cut", pattern="[0-9A-Z]{58}"),  # noqa: E501
     TokenRule("mailchimp-api-key", "-", (), ((_HEX, 32, 32), "-us", (_DIG, 1, 2)), "15b567497b2860bca5399ecfaec37c70-us31", "15b567497b2860bca5399ecfa is cut", needles=("-us",), back=32, pattern="us(?<=[0-9a-f]{32}-us)[0-9]{1,2}"),  # noqa: E501
@@ -3030,7 +3043,7 @@ TOKEN_RULES = (
     # mysql -p'secret' / -psecret and curl -u user:pass (the command is checked on the line
     # before).  The "-" starts a word: checked after the letter.
     TokenRule("mysql-password-flag", "-", (), ("mysql -u app -p", (_AN, 12, 16)), "mysql -u app -pQE8FQumlIlKM5LLO", "grep -pattern file.txt", needles=("-p",), context="mysql", end=False, pattern=r"p(?<![^\s]-p)(?P<s_mysql_password_flag>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"),  # noqa: E501
-    TokenRule("curl-auth-user", "-", (), ("curl -u deploy:", (_AN, 16, 20), " https://api.example.test/"), "curl -u deploy:arJyRbjSKE6dA1G2izQ https://api.example.test/", "git log -u origin:main", needles=("-u",), context="curl", end=False, pattern=r"u(?:(?<![^\s]-u)|(?<=--u)(?<![^\s]--u)ser)[ \t=]{0,4}['\"]?[^\s:'\"]{1,128}:(?P<s_curl_auth_user>[^\s'\"@]{1,256})"),  # noqa: E501
+    TokenRule("curl-auth-user", "-", (), ("curl -u deploy:", (_AN, 16, 20), " https://api.example.test/"), "curl -u deploy:arJyRbjSKE6dA1G2izQ https://api.example.test/", "git log -u origin:main", needles=("-u",), context="curl", end=False, pattern=r"u(?:(?<![^\s]-u)|(?<=--u)(?<![^\s]--u)ser)[ \t=]{0,4}['\"]?[^\s:'\"]{0,128}['\"]?:['\"]?(?P<s_curl_auth_user>[^\s'\"@]{1,256})"),  # noqa: E501
     # -- led by "."
     TokenRule("google-oauth-access-token", ".", ("ya29.",), ((_URL, 60, 200),), "ya29.UeuQ6ZirZTOw3EnQhhWUqAt-5egpzKN-IlnzNNRZvOfN3daRYXSlAA0I54BJG05OT1XhdaKQ_", "xya29.UeuQ6ZirZTOw3EnQhhWUqAt-5egpzKN-IlnzNNRZvOfN3daRYXSlAA0I54BJG05OT1XhdaKQ_", pattern="[A-Za-z0-9_-]{20,2048}"),  # noqa: E501
     TokenRule("vault-service-token", ".", ("hvs.",), ((_URL, 90, 120),), "hvs.73DMHUXocxeKmXX0QNWwxMrwZcr9zmsk1DVkE5AINccXclmJdBDdikW5BVwVzrvuXnuX2Nq7U8vgjJweWRWr1kcWHk5XS429pPgVY", "xhvs.73DMHUXocxeKmXX0QNWwxMrwZcr9zmsk1DVkE5AINccXclmJdBDdikW5BVwVzrvuXnuX2Nq7U8vgjJweWRWr1kcWHk5XS429pPgVY", pattern="[A-Za-z0-9_-]{24,300}"),  # noqa: E501
@@ -3446,6 +3459,8 @@ def _has_letter_and_digit(s: str) -> bool:
 
 def _looks_like_jwt(token: str) -> bool:
     parts = token.split(".")
+    if len(parts) == 2:               # an unsigned token (alg "none"): its claims are a JSON object too
+        return parts[1].startswith("eyJ") and len(parts[0]) >= 10 and len(parts[1]) >= 10
     return len(parts) == 3 and len(parts[0]) >= 10 and len(parts[1]) >= 10
 
 
@@ -3691,9 +3706,13 @@ _NAME_STEMS = (
     # "key" alone (dict keys, "key: value" in YAML) is no credential name:
     # only a key glued to another word (api_key, keyId) goes on.
     r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
+    # ... or before a separator and a run of token characters (`using key = 81a1…`): a name that
+    # only a random value makes a credential (_is_key_name).
+    r"key(?<![a-z0-9_.-]key)(?=\\?[\"']?[ \t]{0,4}[:=?.]{1,4}[ \t]{0,4}[\"'`]?[a-z0-9+/_-]{16})",
     r"kie(?<=cookie)",
     r"pass(?:w|phrase|code)",
     r"pass(?<=[a-z_]pass)(?![a-z])",    # DB_PASS, smtp_pass, smtppass
+    r"pw(?<=[a-z0-9][_.-]pw)(?![a-z])",  # db_pw, cloudant_pw
     r"wd(?<=pwd)", r"wt(?<=jwt)",
     r"cret(?<=secret)", r"cred", r"conn(?:ection)?[_.-]?str",
     r"uth(?<=auth)(?!or(?!iz)|ent)", r"unt(?<=account)",
@@ -3719,8 +3738,8 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 
 
 # After a stem: a name character, a quote or a separator; after the name: the separator.
-_NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,\r\n-])"""
-_NAME_SEPARATOR = r"""(?=\\?["']?\]?(?:[ \t]{0,4}[=:?.,]|[ \t]{1,8}(?:[sv*&\[]|-[ \t])|\r?\n[ \t]{0,16}value:))"""
+_NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n-])"""
+_NAME_SEPARATOR = r"""(?=\\?["']?\]?(?:[ \t]{0,4}[=:?.,!]|[ \t]{1,8}(?:[sv*&\["']|-[ \t])|\r?\n[ \t]{0,16}value:))"""
 
 
 def _tail_lookbehinds() -> str:
@@ -3779,7 +3798,9 @@ def _value_pattern() -> str:
     # spaced "=", self.token.
     return r"""
         (?=(?P<after_name>(?P<close>\\?["']\]?)?
-                  (?P<sep>(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
+                  (?P<sep>[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
+                         |[ \t]{1,4}(?P<statement>)(?=["'][^"'\s]{1,256}["'][ \t]{0,4};)
+                         |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
                           &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
                           [ \t]{0,4}=(?!=)[ \t]{0,4}
                          |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|:)(?![=:])[ \t]{0,4}
@@ -3790,13 +3811,13 @@ def _value_pattern() -> str:
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4}))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
-        (?="(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
+        (?=@?"(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<single_quoted>[^'\r\n]{0,4096})'
           |`(?P<backquoted>[^`\r\n]{0,4096})`
           |\\"(?P<escaped_quoted>[^"\\\r\n]{0,4096})\\"
           |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<unquoted>%s)
-          |["'](?P<open>[^\s"'\\]{1,4096}))
+          |["'](?P<open>[^\s"'\\)\]},;][^\s"'\\]{0,4095}))
     """ % (_SPACED_CODE_VALUE, _SCHEME_WORDS, _UNQUOTED_VALUE)
 
 
@@ -3894,6 +3915,10 @@ def _template_re() -> re.Pattern[str]:
 # generated secret reads.
 _camel_code_re = _lazy_re(r"[a-z]{2,}(?:[A-Z][a-z]{1,}){1,6}[0-9]?")
 _type_name_re = _lazy_re(r"(?:[A-Z][a-z]{2,}){2,4}")
+_ternary_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$.]{0,64}\?[^:\s]{0,64}:")
+# `passwd:dir`, `OAuth:gen-nonce`: a colon with no space and a lower-case word or slug after it is
+# a namespaced symbol (Scheme, vim, Clojure keywords), not `name: value`.
+_symbol_re = _lazy_re(r"[a-z]{1,32}(?:-[a-z]{1,32}){0,4}")
 _code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
@@ -3925,12 +3950,17 @@ def _is_placeholder(value: str) -> bool:
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
+def _names_its_kind(value: str) -> bool:
+    low = value.lower()
+    return low in _KIND_WORDS or (low[:2] == "my" and low[2:].lstrip("-_") in _KIND_WORDS)
+
+
 def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
     """Unquoted values that read as code: password = get_password()."""
     if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
         return True         # plain identifiers, checked before the pattern as they are cheaper
-    if value[:1] == "!" or _camel_code_re().fullmatch(value):
-        return True         # !!config.withCredentials, defaultToConfig2: an expression, a function
+    if value[:1] == "!" or _camel_code_re().fullmatch(value) or _ternary_re().match(value):
+        return True         # !!config.withCredentials, defaultToConfig2, A?y:void: an expression
     if colon and _type_name_re().fullmatch(value):
         return True         # token: CancelToken: a type annotation
     m = _code_ref_re().match(value)
@@ -3991,12 +4021,58 @@ def _name_in_context(context: str) -> Optional[str]:
 
 
 def _judged_name(text: str, start: int, name_end: int) -> Optional[str]:
-    """TEXT[START:NAME_END], a name's head and rest, when it names a credential, else None."""
+    """TEXT[START:NAME_END], a name's head and rest, when it names a credential or may
+    (_is_key_name), else None."""
     if start == 0 or text[start - 1] not in "{/":      # not ${TOKEN:-x}, not a path
         name = text[start:name_end].lstrip("-.")
-        if _is_credential_name(name):
+        if _is_credential_name(name) or _is_key_name(name):
             return name
     return None
+
+
+# The words before "key" that make it no credential's name whatever its value (a database's, a
+# cache's, a dictionary's key), and the shape of a value that makes any other "key" one.
+_PLAIN_KEY_QUALIFIERS = frozenset((
+    "public", "pub", "primary", "foreign", "sort", "partition", "range", "hash", "cache", "lookup",
+    "idempotency", "dedup", "dedupe", "row", "composite", "unique", "object", "s3", "blob", "dict",
+    "map", "index", "item", "entry", "sequence", "shard", "routing", "group", "message", "i18n",
+    "translation", "hot", "short", "shortcut", "list", "node", "react", "data", "table", "column",
+    "field", "record", "cursor", "page", "event", "query", "state", "lock", "config", "setting",
+    "settings", "option", "property", "prop", "attr", "attribute", "metadata", "label", "tag",
+    "file", "path", "storage", "bucket", "registry", "feature", "flag", "cache", "content", "css",
+))
+_key_value_re = _lazy_re(r"[A-Za-z0-9+/=_.~-]{16,1024}")
+_masked_run_re = _lazy_re(r"([A-Za-z0-9])\1{7}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_key_name(name: str) -> bool:
+    """A name that ends in "key" and names no credential by its words (clinchpad_key,
+    solarwindsKey, sumoKey1, a bare `key`), or in "secret id": its value is a credential when it
+    is random (_looks_random_key), as no database's or dictionary's key is."""
+    words = [word for word in _key_words(name) if not word.isdigit()]
+    if words[-2:] == ["secret", "id"]:
+        return True                           # Vault's secret_id (AWS's SecretId is a name: no random value)
+    if not words or words[-1] not in ("key", "keys"):
+        return False
+    return len(words) == 1 or (words[-2] not in _PLAIN_KEY_QUALIFIERS and words[0] not in _FLAG_FIRST_WORDS)
+
+
+def _looks_random_key(value: str) -> bool:
+    """16 or more token characters with letters and digits, and no word, slug, path or version."""
+    if _key_value_re().fullmatch(value) is None:
+        return False
+    if not _has_letter_and_digit(value) and (len(value) < 20 or value.lower() == value
+                                            or value.upper() == value or _is_identifier(value)):
+        return False                          # a word, an identifier: letters alone must mix case
+    if ("/" in value and "." in value) or _masked_run_re().search(value):
+        return False                          # a path or a URL; AQBfxxxxxxxx==: masked
+    if _version_re().fullmatch(value):
+        return False
+    # A slug of words (created_at_2024) is no key, unless a part of it is a random run (pgar_1f3…).
+    return _slug_re().fullmatch(value) is None or any(
+        len(part) >= 12 and _has_letter_and_digit(part) or len(part) >= 16 and part.isdigit()
+        for part in re.split(r"[_.-]", value))
 
 
 def _in_arn_name(text: str, stem: int) -> bool:
@@ -4025,8 +4101,14 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         if scheme is not None:                # "Bearer x": the scheme word stays
             start = scheme.end()
             value = text[start:end]
+        elif _scheme_word_re().fullmatch(value):
+            return None                       # 'Basic ' + base64: the token is built elsewhere
     if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, value):
         return None
+    if m.group("close") and text[_name_start(text, stem) - 1:stem][:1] == "$":
+        return None                   # -v "$PWD":/tmp: a variable in a string, not a name
+    if (m.start("compare") >= 0 or m.start("statement") >= 0) and not _literal_secret(value):
+        return None                   # token === "string", password "x";: a literal like a secret
     if is_aws_account_id(name, value) or _version_re().fullmatch(value):
         return None                   # "tough-cookie": "^4.1.4": a package's version range
     if group == "unquoted" and len(value) < 3:
@@ -4039,6 +4121,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         if m.start("scheme") < 0:
             if _is_code_reference(value, spaced_equals, ":" in sep):
                 return None
+            if sep == ":" and _symbol_re().fullmatch(value):
+                return None                   # passwd:dir, OAuth:gen-nonce: a symbol
             token = _scheme_token(text, value, end) if last == "authorization" else None
             if token is not None:
                 return token                  # Authorization: <any scheme> <token>
@@ -4048,7 +4132,9 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
                 return None                   # `resolved secrets: scope-conflict`: a heading
         if last in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
-    return None if _is_placeholder(value) else (start, end)
+    if _is_placeholder(value) or _names_its_kind(value) or not (_is_credential_name(name) or _looks_random_key(value)):
+        return None
+    return (start, end)
 
 
 # Source files: `TokenService.java:88` is a stack frame, not `name: value`.
@@ -4085,6 +4171,7 @@ def _scheme_re() -> re.Pattern[str]:
     return re.compile(r"(?i:%s)[ \t]{1,4}(?=[^\s])" % _SCHEME_WORDS)
 
 
+_scheme_word_re = _lazy_re(r"(?i:%s)[ \t]*" % _SCHEME_WORDS)
 _scheme_token_re = _lazy_re(r"[ \t]{1,4}([^\s\"'`,;]{8,4096})")
 
 
@@ -4268,6 +4355,7 @@ def _spaced_spans(text: str, low: str) -> List[Tuple[int, int]]:
 #   aws configure set NAME v, npm config set NAME v  led by "config" / "user-secrets"
 #   .netrc machine h login u password v              led by "machine" / "default"
 #   ?sig=v, ?code=v (OAuth callbacks), key=v         led by "sig" / "code=" / "key="
+#   "v" == password, 'v' !== secret                  led by "=" (the value is read behind it)
 # Values apart from their name are held to _looks_secret where a bare word
 # would be a false alarm.
 
@@ -4474,7 +4562,35 @@ def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
                 continue
         if kind != "s" and not _looks_secret(value):
             continue                          # key=created_at, code=200: no secret
+        if kind == "k" and _is_code_reference(value, False, False):
+            continue                          # sorted(x, key=Token.sortby), key=u8array[i+2]
         spans.append((start, end))
+    return spans
+
+
+# A comparison's operator and the name after it; the quoted literal before it is read in Python.
+_reversed_compare_re = _lazy_re(r"=(?<=[!=]=)=?[ \t]{0,4}(?P<name>[a-z_$][a-z0-9_$.]{0,64})(?![a-z0-9_$.(\[])")
+
+
+def _reversed_compare_spans(text: str, low: str) -> List[Tuple[int, int]]:
+    """A literal compared with a credential name written after it (`"x" == password`), which
+    reads as the name's value as `password == "x"` does (a name pass finds that one)."""
+    spans = []
+    for m in _reversed_compare_re().finditer(low):
+        close = m.start() - 1 if text[m.start() - 1] in "!=" else m.start()
+        while close > 0 and text[close - 1] in " \t":
+            close -= 1
+        quote = text[close - 1:close]
+        if quote not in ("'", '"'):
+            continue
+        opened = text.rfind(quote, max(0, close - 258), close - 1)
+        value = text[opened + 1:close - 1]
+        if opened < 0 or not value or value[-1] == "\\" or "\n" in value:
+            continue
+        if not is_credential_key(text[m.start("name"):m.end("name")]):
+            continue
+        if _literal_secret(value) and not _is_placeholder(value):
+            spans.append((opened + 1, close - 1))
     return spans
 
 
@@ -4494,6 +4610,8 @@ def _syntax_spans(text: str, low: str) -> List[Tuple[int, int]]:
         spans.extend(_netrc_spans(text, low))
     if "=" in text and (not short or "sig" in low or "code=" in low or "key=" in low):
         spans.extend(_query_spans(text, low))
+    if "=" in text and ('"' in text or "'" in text) and (not short or "==" in text or "!=" in text):
+        spans.extend(_reversed_compare_spans(text, low))
     return spans
 
 
@@ -4665,13 +4783,21 @@ def _copyable(value: str) -> bool:
     return any(not c.isalnum() and c not in "_-." for c in value.strip())
 
 
+def _literal_secret(value: str) -> bool:
+    """A string literal compared with a name, or given after it with no separator, that reads as
+    a secret: 8 characters or more, and a secret's shape or a symbol (not `token == ")"`)."""
+    return len(value) >= _REPEAT_MIN_CHARS and _copyable(value)
+
+
 def _is_identifier(value: str) -> bool:
     """Letters only, in words of two or more (PKPushCredentials, withCredentials): a name in
     code, not a random string, whose case flips every character or two."""
     return _identifier_re().fullmatch(value) is not None
 
 
-_identifier_re = _lazy_re(r"[A-Z]{0,6}(?:[a-z]{2,}[A-Z]{1,6})*[a-z]{2,}[A-Z]?|[A-Z]{2,}")
+# (A one-letter word only between capitals: the "n" of SignOn.)
+_identifier_re = _lazy_re(r"[A-Z]{0,12}(?:(?:[a-z]{2,}|(?<=[A-Z])[a-z](?=[A-Z][a-z]))[A-Z]{1,12})*[a-z]{2,}[A-Z]?"
+                          r"|[A-Z]{2,}")
 
 
 def note_secret(found: Dict[str, None], value: object) -> None:

@@ -277,6 +277,26 @@ def report(label, module, found, misses, placeholders=False):
     return len(hits), len(positives)
 
 
+def changes(name, found, module, base):
+    """The cases on which MODULE and BASE disagree: positives caught by one only, negatives
+    changed by one only (how many cases a change of the rules changed its mind on)."""
+    verdicts = {"gained": [], "lost": [], "newly changed": [], "newly kept": []}
+    for case in found:
+        if case[2]:
+            now, before = caught(module, case), caught(base, case)
+            key = "gained" if now else "lost"
+        else:
+            now = module.redact_credentials(case[1]) != case[1]
+            before = base.redact_credentials(case[1]) != case[1]
+            key = "newly changed" if now else "newly kept"
+        if now != before:
+            verdicts[key].append(case)
+    print("  %s against base: %s" % (name, ", ".join("%s %d" % (k, len(v)) for k, v in verdicts.items())))
+    for key in ("lost", "newly changed"):
+        for case in verdicts[key]:
+            print("    %s %s: %r" % (key, case[0], case[1][:160]))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folder", nargs="?", help="a detect-secrets checkout (its tests/ and testing/)")
@@ -285,6 +305,7 @@ def main():
     parser.add_argument("--module", default=os.path.join(os.path.dirname(HERE), "magihook.py"))
     parser.add_argument("--base")
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--changes", action="store_true", help="with --base: the cases the two judge apart")
     parser.add_argument("--placeholders", action="store_true",
                         help="leave out positives that hold a placeholder (_PLACEHOLDER_CASE)")
     args = parser.parse_args()
@@ -309,6 +330,10 @@ def main():
             total[0] += hits
             total[1] += positives
         print("  all: recall %d/%d = %.3f" % (total[0], total[1], total[0] / max(total[1], 1)))
+    if args.changes and args.base:
+        print("changes:")
+        for name, found, _ in sources:
+            changes(name, found, modules[0][1], modules[1][1])
 
 
 if __name__ == "__main__":
