@@ -2839,6 +2839,14 @@ def _has_secret_pair(words: Sequence[str]) -> bool:
     return False
 
 
+def _is_bundler_host(key: str) -> bool:
+    """BUNDLE_GEMS__CONTRIBSYS__COM: Bundler's `user:password` for a gem host, named by the host
+    with `.` written `__` (its mirror and build settings are no credentials)."""
+    upper = key.upper()
+    return (upper.startswith("BUNDLE_") and "__" in upper
+            and not upper.startswith(("BUNDLE_MIRROR__", "BUNDLE_BUILD__")))
+
+
 def is_credential_key(key: object) -> bool:
     """True when KEY names a credential, judged on words, not substrings.
 
@@ -2861,6 +2869,8 @@ def is_credential_key(key: object) -> bool:
         return False
     if len(words) > 1 and words[0] in _FLAG_FIRST_WORDS:
         return False
+    if words[-2:] == ("sonar", "login") or _is_bundler_host(key):
+        return True
     if any(_is_secret_word(w) for w in words):
         return True
     if last in _SECRET_LAST_WORDS or (last == "pass" and len(words) > 1):
@@ -3719,6 +3729,8 @@ _NAME_STEMS = (
     r"bearer(?![\"'][ \t]{0,4},)",      # "token_type": "bearer", "x" is no name and value
     r"dsn(?![a-z])",
     r"sess(?:ion)?id(?![a-z])",     # sessionid=... (a cookie); session_id is an id
+    r"sonar[._-]login(?![a-z])",    # SonarQube's token, by its older name
+    r"bundle_(?=[a-z0-9_]{1,80}__)",    # Bundler's credentials for a gem host (_is_bundler_host)
 )
 _UNQUOTED_VALUE = r"[^\s\"'`,;&|<>(){}\[\]\\][^\s\"'`,;&|<>)\]}\\]{0,1023}"
 _SCHEME_WORDS = (r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key|ssws|sso-key|key"

@@ -39,7 +39,9 @@ import importlib
 import importlib.util
 import inspect
 import os
+import random
 import re
+import string
 import subprocess
 import sys
 
@@ -155,8 +157,8 @@ def _whole_literals(toks, start, end):
         if before == "," and toks[i - 2][0] == "str" and toks[i - 3][1] == "(" \
                 and toks[i - 4][1].endswith("GenerateSampleSecrets"):
             found.append("%s_token: %s" % (toks[i - 2][1], t))
-        elif before in ("{", ",") or (before == ":" and toks[i - 2][0] == "str"):
-            found.append(t)
+        elif before in ("{", ",") or (before == ":" and toks[i - 2][0] == "str" and t):
+            found.append(t)           # (a path rule's tps map a file name to "": no text to read)
     for i in range(start, end):
         if toks[i][1].endswith("GenerateSampleSecrets") and not (
                 toks[i + 2][0] == "str" and toks[i + 4][0] == "str" and toks[i + 5][1] == ")"):
@@ -164,18 +166,144 @@ def _whole_literals(toks, start, end):
     return found, generated
 
 
-def gitleaks_cases(git_dir):
-    """gitleaks' rule tests: each `tps`/`fps` literal of cmd/generate/config/rules/*.go."""
+def gitleaks_cases(git_dir, generate=False):
+    """gitleaks' rule tests: each `tps`/`fps` literal of cmd/generate/config/rules/*.go; with
+    GENERATE, also each tps element built at run time (GenerateSampleSecret(s) of a
+    secrets.NewSecret(regex), a `+` of literals and generated secrets), generated here
+    (_go_expression) with a seeded generator.  Returns the cases and how many tps were not read."""
     found, generated = [], 0
+    rng = random.Random(23)
     for path, source in _git_files(git_dir, "cmd/generate/config/rules", ".go"):
         toks = _go_tokens(source)
         for i, (kind, t) in enumerate(toks):
             if kind == "word" and t in ("tps", "fps") and toks[i + 1][1] in (":", "=") and i + 2 < len(toks):
                 end = _block_end(toks, i + 2)
                 literals, skipped = _whole_literals(toks, i + 2, end)
+                if generate and t == "tps":
+                    built = _built_elements(toks, i + 2, end, rng)
+                    literals += [value for value, _ in built]
+                    skipped -= sum(1 for _, call in built if call)
                 generated += skipped if t == "tps" else 0
                 found.extend((os.path.basename(path), text, t == "tps", None) for text in literals)
     return found, generated
+
+
+# -- gitleaks' generated test secrets --------------------------------------------------------------
+
+# cmd/generate/config/utils/patterns.go: the character class each helper writes.
+_GO_PATTERNS = {"utils.Numeric": "[0-9]", "utils.Hex": "[a-f0-9]", "utils.AlphaNumeric": "[a-z0-9]",
+                "utils.AlphaNumericExtendedShort": "[a-z0-9_-]", "utils.AlphaNumericExtended": "[a-z0-9=_\\-]",
+                "utils.AlphaNumericExtendedLong": "[a-z0-9\\/=_\\+\\-]"}
+
+
+def _built_elements(toks, start, end, rng):
+    """The tps elements of TOKS[START:END] that use secrets.NewSecret, built (the lines
+    GenerateSampleSecrets / GenerateSampleSecret make are written as in _whole_literals), each
+    with whether it is a GenerateSampleSecrets call (_whole_literals counts those as not read)."""
+    found, i = [], start
+    while i < end:
+        call = toks[i][1] == "utils.GenerateSampleSecrets"
+        if call or toks[i][1] == "utils.GenerateSampleSecret" or (
+                toks[i][0] == "str" and toks[i - 1][1] in ("{", ",")):
+            value, after = _go_expression(toks, i, rng)
+            if value is not None and "secrets.NewSecret" in [t for _, t in toks[i:after]]:
+                found.append((value, call))
+                i = after
+                continue
+        i += 1
+    return found
+
+
+def _go_expression(toks, i, rng):
+    """(value, index after) of the string expression at TOKS[I] (terms joined by `+`), or
+    (None, I) when a term is not one _go_term builds."""
+    value, i = _go_term(toks, i, rng)
+    while value is not None and toks[i][1] == "+":
+        more, i = _go_term(toks, i + 1, rng)
+        value = None if more is None else value + more
+    return value, i
+
+
+def _go_term(toks, i, rng):
+    kind, t = toks[i]
+    if kind == "str":
+        return t, i + 1
+    if toks[i + 1][1] != "(":
+        return None, i
+    if t in _GO_PATTERNS and toks[i + 2][0] == "str" and toks[i + 3][1] == ")":
+        return "%s{%s}" % (_GO_PATTERNS[t], toks[i + 2][1]), i + 4
+    if t == "utils.Hex8_4_4_4_12" and toks[i + 2][1] == ")":
+        return "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", i + 3
+    args, j = [], i + 2
+    while True:
+        value, j = _go_expression(toks, j, rng)
+        if value is None:
+            return None, i
+        args.append(value)
+        if toks[j][1] != ",":
+            break
+        j += 1
+    if toks[j][1] != ")":
+        return None, i
+    j += 1 + (toks[j + 1][1] == "...")
+    if t == "secrets.NewSecret" and len(args) == 1:
+        return _sample(args[0], rng), j
+    if t == "utils.GenerateSampleSecrets" and len(args) == 2:
+        return "%s_token: %s" % tuple(args), j
+    if t == "utils.GenerateSampleSecret" and len(args) == 2:
+        return '%s_api_token = "%s"' % tuple(args), j
+    if t == "fmt.Sprintf" and args[0].count("%s") == len(args) - 1 and "%" not in args[0].replace("%s", ""):
+        return args[0] % tuple(args[1:]), j
+    return None, i
+
+
+def _sample(pattern, rng):
+    """A string PATTERN matches, drawn with RNG (an open repeat takes its least count)."""
+    try:
+        import re._parser as sre_parse  # Python 3.11+
+    except ImportError:
+        import sre_parse  # type: ignore[no-redef]
+    return "".join(_sample_items(sre_parse.parse(pattern), rng))
+
+
+_CATEGORY_CHARS = {"CATEGORY_DIGIT": "0123456789", "CATEGORY_WORD": string.ascii_letters + string.digits + "_",
+                   "CATEGORY_SPACE": " "}
+
+
+def _sample_items(items, rng):
+    out = []
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(arg))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, sub = arg
+            for _ in range(low if high > low + 64 else rng.randint(low, high)):
+                out.extend(_sample_items(sub, rng))
+        elif name == "SUBPATTERN":
+            out.extend(_sample_items(arg[-1], rng))
+        elif name == "BRANCH":
+            out.extend(_sample_items(rng.choice(arg[1]), rng))
+        elif name == "IN":
+            out.append(rng.choice(_class_chars(arg)))
+        elif name == "ANY":
+            out.append(rng.choice(string.ascii_letters))
+        elif name == "CATEGORY":
+            out.append(rng.choice(_CATEGORY_CHARS.get(str(arg), "x")))
+    return out
+
+
+def _class_chars(arg):
+    chars = []
+    for op, value in arg:
+        name = str(op)
+        if name == "LITERAL":
+            chars.append(chr(value))
+        elif name == "RANGE":
+            chars.extend(chr(c) for c in range(value[0], value[1] + 1))
+        elif name == "CATEGORY":
+            chars.extend(_CATEGORY_CHARS.get(str(value), ""))
+    return chars or ["x"]
 
 
 def _go_strings(toks):
@@ -305,13 +433,15 @@ def main():
     parser.add_argument("--module", default=os.path.join(os.path.dirname(HERE), "magihook.py"))
     parser.add_argument("--base")
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--generated", action="store_true",
+                        help="also gitleaks' tps built at run time (secrets.NewSecret of a regex), generated here")
     parser.add_argument("--changes", action="store_true", help="with --base: the cases the two judge apart")
     parser.add_argument("--placeholders", action="store_true",
                         help="leave out positives that hold a placeholder (_PLACEHOLDER_CASE)")
     args = parser.parse_args()
     sources = []
     if args.gitleaks:
-        found, generated = gitleaks_cases(args.gitleaks)
+        found, generated = gitleaks_cases(args.gitleaks, args.generated)
         sources.append(("gitleaks", found, "%d generated tps not read" % generated))
     if args.trufflehog:
         found, skipped = trufflehog_cases(args.trufflehog)

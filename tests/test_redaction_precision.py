@@ -47,6 +47,7 @@ KEPT = {
     "a database's key": '"primary_key": "5f3a9c2b7d6e4a10",\ncache_key: "node-modules-3f2a9c8b7d6e5f4a3b2c"\n',
     "a masked key": "key = AQBfxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx==\n",
     "an S3 object key": '{"Key": "logs/2024/01/app-7f3a9c2b1d.log.gz"}',
+    "Bundler's mirror": "BUNDLE_MIRROR__RUBYGEMS__ORG=https://gems.example.com/\n",
 }
 
 
@@ -82,6 +83,9 @@ REDACTED = {
                                         "curl --user kevin:'%s' -X PATCH" % M),
     "curl's empty user": ('curl -u ":d2LkV78zLx!t" https://localhost:9200',
                           'curl -u ":%s" https://localhost:9200' % M),
+    "Bundler's credentials for a gem host": ("export BUNDLE_GEMS__CONTRIBSYS__COM=cafe1234:beef5678 && ls",
+                                              "export BUNDLE_GEMS__CONTRIBSYS__COM=%s && ls" % M),
+    "SonarQube's sonar.login": ('SONAR.LOGIN ?= "sqa_4f2a9c8b7d6e5f4a3b2c1d0e"', 'SONAR.LOGIN ?= "%s"' % M),
     "a URL's placeholder password still goes": ("https://username:password@yelp.com",
                                                 "https://username:%s@yelp.com" % M),
     "a Secret's password": ("kind: Secret\nstringData:\n  port: \"5432\"\n  password: %s\n" % SECRET,
