@@ -5003,6 +5003,10 @@ def redact_tree(value: Any, removals: Optional[Dict[str, List[str]]] = None) -> 
     return _TreeRedactor({} if removals is None else removals).tree(value)
 
 
+# The kind of a key that names a credential only when its value is random (_is_key_name).
+_RANDOM_CREDENTIAL = "random credential"
+
+
 # Distinct keys, and short strings, whose judgement one walk remembers: a big result repeats
 # its keys (and often its values) millions of times, and each judgement is a regex pass or more.
 _TREE_MEMO_ENTRIES = 65536
@@ -5022,7 +5026,8 @@ class _TreeRedactor:
         judged = self.keys.get(key)
         if judged is None:
             lower = key.lower()
-            kind = SUMMARIZED_KEYS.get(lower) or ("credential" if is_credential_key(key) else None)
+            kind = SUMMARIZED_KEYS.get(lower) or (
+                "credential" if is_credential_key(key) else _RANDOM_CREDENTIAL if _is_key_name(key) else None)
             judged = (redact_credentials(key), lower, kind)
             if len(self.keys) < _TREE_MEMO_ENTRIES:
                 self.keys[key] = judged
@@ -5048,6 +5053,8 @@ class _TreeRedactor:
             secret_value = None  # whether a `value` key holds a secret: asked only if there is one
             for key, item in value.items():
                 sent, lower, kind = self.key(key)
+                if kind is _RANDOM_CREDENTIAL:     # {"clinchpad_key": "3v1x…"}, as in a text
+                    kind = "credential" if isinstance(item, str) and _looks_random_key(item) else None
                 if kind is None and lower == "value":
                     if secret_value is None:
                         secret_value = _holds_secret_value(value)

@@ -139,3 +139,16 @@ def test_prose_in_a_long_text_is_found_by_the_name_passes(text, expected):
 ])
 def test_prose_without_a_colon_is_found(text, expected):
     assert magihook.redact_credentials(text) == expected
+
+
+def test_a_random_value_under_a_key_name_is_redacted_in_json_too():
+    """The key-name rule of the text scan holds for a JSON object's keys (payloads and the tool
+    result the model reads): a random value goes, a database's key or a path stays."""
+    value = {"clinchpad_key": "3v1xo5r03ghc538iwzbzeddwqulnun8h", "primary_key": "5f3a9c2b7d6e4a10",
+             "Key": "logs/2024/01/app-7f3a9c2b1d.log.gz", "key": "PROJ-123"}
+    summarized = magihook.redact_tree(value)
+    assert summarized["clinchpad_key"] == {"redacted": True, "kind": "credential", "bytes": 32}
+    kept = ("primary_key", "Key", "key")
+    assert {k: summarized[k] for k in kept} == {k: value[k] for k in kept}
+    for_model = magihook.redact_tool_result(value)
+    assert for_model == dict(value, clinchpad_key=M)
