@@ -4,12 +4,14 @@ Reads gitleaks' rule tests, trufflehog's detector tests and detect-secrets' plug
 which is committed here: each is read from a checkout or a git directory given on the command
 line (the search tool's `fetch github:gitleaks/gitleaks` gives /work/.mirror/gitleaks+gitleaks/repo):
 
-    python3 bench/peers_recall.py --gitleaks GIT_DIR --trufflehog GIT_DIR [--misses]
+    python3 bench/peers_recall.py --gitleaks GIT_DIR --trufflehog GIT_DIR [--generated] [--misses]
+        [--placeholders] [--base OTHER/magihook.py [--changes]]
 
 gitleaks (cmd/generate/config/rules/*.go, read with `git show HEAD:path`): every string literal
 that is a whole element of a rule's `tps` (positive) or `fps` (negative) list; a secret passed as
 a literal to GenerateSampleSecrets(id, secret) is written as one of the lines it makes,
-`id_token: secret`; tps generated at run time (secrets.NewSecret of a regex) are not read (counted).
+`id_token: secret`; tps generated at run time (secrets.NewSecret of a regex) are not read (counted),
+unless --generated draws each from its regex (a seeded generator: the same cases every run).
 trufflehog (pkg/detectors/**/*_test.go, integration tests left out): every `input:` of a test
 table that is a literal or a package-level literal variable; positive when its `want:` lists a
 result, negative when it is nil or empty.  A positive of either counts as caught when
