@@ -3053,7 +3053,7 @@ TOKEN_RULES = (
     # mysql -p'secret' / -psecret and curl -u user:pass (the command is checked on the line
     # before).  The "-" starts a word: checked after the letter.
     TokenRule("mysql-password-flag", "-", (), ("mysql -u app -p", (_AN, 12, 16)), "mysql -u app -pQE8FQumlIlKM5LLO", "grep -pattern file.txt", needles=("-p",), context="mysql", end=False, pattern=r"p(?<![^\s]-p)(?P<s_mysql_password_flag>'[^'\r\n]{1,256}'|\"[^\"\r\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"),  # noqa: E501
-    TokenRule("curl-auth-user", "-", (), ("curl -u deploy:", (_AN, 16, 20), " https://api.example.test/"), "curl -u deploy:arJyRbjSKE6dA1G2izQ https://api.example.test/", "git log -u origin:main", needles=("-u",), context="curl", end=False, pattern=r"u(?:(?<![^\s]-u)|(?<=--u)(?<![^\s]--u)ser)[ \t=]{0,4}['\"]?[^\s:'\"]{0,128}['\"]?:['\"]?(?P<s_curl_auth_user>[^\s'\"@]{1,256})"),  # noqa: E501
+    TokenRule("curl-auth-user", "-", (), ("curl -u deploy:", (_AN, 16, 20), " https://api.example.test/"), "curl -u deploy:arJyRbjSKE6dA1G2izQ https://api.example.test/", "git log -u origin:main", needles=("-u",), context="curl", end=False, pattern=r"u(?:(?<![^\s]-u)|(?<=--u)(?<![^\s]--u)ser)[ \t=]{0,4}(?P<q_curl_auth_user>['\"])?[^\s:'\"]{0,128}['\"]?:['\"]?(?P<s_curl_auth_user>(?(q_curl_auth_user)[^'\"\r\n]{1,256}|(?:(?<=['\"])[^'\"\r\n]{1,256}|[^\s'\"@]{1,256})))"),  # noqa: E501
     # -- led by "."
     TokenRule("google-oauth-access-token", ".", ("ya29.",), ((_URL, 60, 200),), "ya29.UeuQ6ZirZTOw3EnQhhWUqAt-5egpzKN-IlnzNNRZvOfN3daRYXSlAA0I54BJG05OT1XhdaKQ_", "xya29.UeuQ6ZirZTOw3EnQhhWUqAt-5egpzKN-IlnzNNRZvOfN3daRYXSlAA0I54BJG05OT1XhdaKQ_", pattern="[A-Za-z0-9_-]{20,2048}"),  # noqa: E501
     TokenRule("vault-service-token", ".", ("hvs.",), ((_URL, 90, 120),), "hvs.73DMHUXocxeKmXX0QNWwxMrwZcr9zmsk1DVkE5AINccXclmJdBDdikW5BVwVzrvuXnuX2Nq7U8vgjJweWRWr1kcWHk5XS429pPgVY", "xhvs.73DMHUXocxeKmXX0QNWwxMrwZcr9zmsk1DVkE5AINccXclmJdBDdikW5BVwVzrvuXnuX2Nq7U8vgjJweWRWr1kcWHk5XS429pPgVY", pattern="[A-Za-z0-9_-]{24,300}"),  # noqa: E501
@@ -3716,9 +3716,9 @@ _NAME_STEMS = (
     # "key" alone (dict keys, "key: value" in YAML) is no credential name:
     # only a key glued to another word (api_key, keyId) goes on.
     r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
-    # ... or before a separator and a run of token characters (`using key = 81a1…`): a name that
-    # only a random value makes a credential (_is_key_name).
-    r"key(?<![a-z0-9_.-]key)(?=\\?[\"']?[ \t]{0,4}[:=?.]{1,4}[ \t]{0,4}[\"'`]?[a-z0-9+/_-]{16})",
+    # ... or before "=" (not YAML's `key:`) and a run of token characters (`using key = 81a1…`): a
+    # name that only a random value makes a credential (_is_key_name).
+    r"key(?<![a-z0-9_.-]key)(?=[ \t]{0,4}:?=[ \t]{0,4}[\"'`]?[a-z0-9+/_-]{16})",
     r"kie(?<=cookie)",
     r"pass(?:w|phrase|code)",
     r"pass(?<=[a-z_]pass)(?![a-z])",    # DB_PASS, smtp_pass, smtppass
@@ -3927,10 +3927,11 @@ def _template_re() -> re.Pattern[str]:
 # generated secret reads.
 _camel_code_re = _lazy_re(r"[a-z]{2,}(?:[A-Z][a-z]{1,}){1,6}[0-9]?")
 _type_name_re = _lazy_re(r"(?:[A-Z][a-z]{2,}){2,4}")
-_ternary_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$.]{0,64}\?[^:\s]{0,64}:")
+# `credentials:A?y:void 0`: a minified ternary (identifiers, no digit), after a bare colon.
+_ternary_re = _lazy_re(r"[A-Za-z_$][A-Za-z_$.]{0,64}\?[A-Za-z_$][A-Za-z_$.]{0,64}:[A-Za-z_$][A-Za-z_$.]{0,64}")
 # `passwd:dir`, `OAuth:gen-nonce`: a colon with no space and a lower-case word or slug after it is
 # a namespaced symbol (Scheme, vim, Clojure keywords), not `name: value`.
-_symbol_re = _lazy_re(r"[a-z]{1,32}(?:-[a-z]{1,32}){0,4}")
+_symbol_re = _lazy_re(r"[a-z]{1,12}(?:-[a-z]{1,12}){0,2}")
 _code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
 
 
@@ -3962,6 +3963,18 @@ def _is_placeholder(value: str) -> bool:
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 
+def _is_symbol(text: str, name: str, stem: int, value: str) -> bool:
+    """NAME:VALUE with no space is a namespaced symbol or a minified ternary, not a name and its
+    value, when VALUE is a short lower-case word or slug (up to 16 characters) or a ternary of
+    identifiers, and NAME is neither a flag (`--password:x`, `/p:x`) nor upper case
+    (`PASSWORD:swordfish`)."""
+    if len(value) > 16 and _ternary_re().fullmatch(value) is None:
+        return False
+    if name.isupper() or text[max(0, _name_start(text, stem) - 1):stem][:1] in "-/":
+        return False
+    return _symbol_re().fullmatch(value) is not None or _ternary_re().fullmatch(value) is not None
+
+
 def _names_its_kind(value: str) -> bool:
     low = value.lower()
     return low in _KIND_WORDS or (low[:2] == "my" and low[2:].lstrip("-_") in _KIND_WORDS)
@@ -3971,8 +3984,8 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
     """Unquoted values that read as code: password = get_password()."""
     if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
         return True         # plain identifiers, checked before the pattern as they are cheaper
-    if value[:1] == "!" or _camel_code_re().fullmatch(value) or _ternary_re().match(value):
-        return True         # !!config.withCredentials, defaultToConfig2, A?y:void: an expression
+    if value[:1] == "!" or _camel_code_re().fullmatch(value):
+        return True         # !!config.withCredentials, defaultToConfig2: an expression, a function
     if colon and _type_name_re().fullmatch(value):
         return True         # token: CancelToken: a type annotation
     m = _code_ref_re().match(value)
@@ -4036,7 +4049,7 @@ def _judged_name(text: str, start: int, name_end: int) -> Optional[str]:
     """TEXT[START:NAME_END], a name's head and rest, when it names a credential or may
     (_is_key_name), else None."""
     if start == 0 or text[start - 1] not in "{/":      # not ${TOKEN:-x}, not a path
-        name = text[start:name_end].lstrip("-.")
+        name = text[start + 2 if text.startswith("-D", start) else start:name_end].lstrip("-.")
         if _is_credential_name(name) or _is_key_name(name):
             return name
     return None
@@ -4051,10 +4064,19 @@ _PLAIN_KEY_QUALIFIERS = frozenset((
     "translation", "hot", "short", "shortcut", "list", "node", "react", "data", "table", "column",
     "field", "record", "cursor", "page", "event", "query", "state", "lock", "config", "setting",
     "settings", "option", "property", "prop", "attr", "attribute", "metadata", "label", "tag",
-    "file", "path", "storage", "bucket", "registry", "feature", "flag", "cache", "content", "css",
+    "file", "path", "storage", "bucket", "registry", "feature", "flag", "content", "css", "trace",
+    "next", "continuation", "build", "instance", "project", "job", "request", "upload", "container",
+    "commit", "sha", "checksum", "integrity", "host", "icon", "video", "image", "asset", "media",
+    "ref", "idx", "id", "name", "sequence", "version", "region", "zone", "user", "session", "cluster",
 ))
 _key_value_re = _lazy_re(r"[A-Za-z0-9+/=_.~-]{16,1024}")
 _masked_run_re = _lazy_re(r"([A-Za-z0-9])\1{7}")
+# What a key name's random value starts with, read before the value pattern (which would read a
+# whole `a_key=a_key=…` run for each name in it).
+_key_value_ahead_re = _lazy_re(r"""\\?["']?\]?[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]?=|:)[ \t]{0,4}@?["'`]?"""
+                               r"[a-z0-9+/_.~-]{16}")
+_digest_re = _lazy_re(r"(?i:sha(?:1|224|256|384|512)|md5)[-:]")
+_hex_re = _lazy_re(r"[0-9a-fA-F]+")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -4071,14 +4093,22 @@ def _is_key_name(name: str) -> bool:
 
 
 def _looks_random_key(value: str) -> bool:
-    """16 or more token characters with letters and digits, and no word, slug, path or version."""
-    if _key_value_re().fullmatch(value) is None:
+    """16 or more token characters with letters and digits, and no word, slug, path, version,
+    digest (sha512-…, a git commit's 40 hex digits) or build/cache key (Linux-node-3f9a…)."""
+    if len(value) < 16 or "=" in value.rstrip("=") or _key_value_re().fullmatch(value) is None:
+        return False                          # (cheapest first: `a_key=a_key=…` stops at once)
+    if _digest_re().match(value) or (len(value) == 40 and _hex_re().fullmatch(value)):
         return False
+    if "/" in value and not ("+" in value or value.endswith("=")):
+        return False                          # a path (base64 with a "/" has a "+" or padding too)
+    parts = re.split(r"[_.-]", value)
+    if len(parts) >= 3 and sum(part.isalpha() and len(part) >= 3 for part in parts) >= 2:
+        return False                          # Linux-node-3f9a…, v1-deps-…: words and a hash
     if not _has_letter_and_digit(value) and (len(value) < 20 or value.lower() == value
                                             or value.upper() == value or _is_identifier(value)):
         return False                          # a word, an identifier: letters alone must mix case
-    if ("/" in value and "." in value) or _masked_run_re().search(value):
-        return False                          # a path or a URL; AQBfxxxxxxxx==: masked
+    if _masked_run_re().search(value):
+        return False                          # AQBfxxxxxxxx==: masked
     if _version_re().fullmatch(value):
         return False
     # A slug of words (created_at_2024) is no key, unless a part of it is a random run (pgar_1f3…).
@@ -4108,6 +4138,10 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
             break
     end = m.end(group)
     value = text[start:end]
+    if not _is_credential_name(name) and not _looks_random_key(value):
+        return None                   # a key name (_is_key_name): only a random value is a secret
+    if end - start == _VALUE_MAX[group]:
+        end = _run_end(text, end)     # a value longer than the pattern reads goes whole
     if group != "unquoted":
         scheme = _scheme_re().match(text, start, end)
         if scheme is not None:                # "Bearer x": the scheme word stays
@@ -4117,8 +4151,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
             return None                       # 'Basic ' + base64: the token is built elsewhere
     if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, value):
         return None
-    if m.group("close") and text[_name_start(text, stem) - 1:stem][:1] == "$":
-        return None                   # -v "$PWD":/tmp: a variable in a string, not a name
+    if m.group("close") and value[:1] == "/" and text[_name_start(text, stem) - 1:stem][:1] == "$":
+        return None                   # -v "$PWD":/tmp: a variable in a string, then a path
     if (m.start("compare") >= 0 or m.start("statement") >= 0) and not _literal_secret(value):
         return None                   # token === "string", password "x";: a literal like a secret
     if is_aws_account_id(name, value) or _version_re().fullmatch(value):
@@ -4133,8 +4167,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         if m.start("scheme") < 0:
             if _is_code_reference(value, spaced_equals, ":" in sep):
                 return None
-            if sep == ":" and _symbol_re().fullmatch(value):
-                return None                   # passwd:dir, OAuth:gen-nonce: a symbol
+            if sep == ":" and _is_symbol(text, name, stem, value):
+                return None                   # passwd:dir, OAuth:gen-nonce, credentials:A?y:void
             token = _scheme_token(text, value, end) if last == "authorization" else None
             if token is not None:
                 return token                  # Authorization: <any scheme> <token>
@@ -4144,9 +4178,23 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
                 return None                   # `resolved secrets: scope-conflict`: a heading
         if last in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
-    if _is_placeholder(value) or _names_its_kind(value) or not (_is_credential_name(name) or _looks_random_key(value)):
-        return None
-    return (start, end)
+    return None if _is_placeholder(value) or _names_its_kind(value) else (start, end)
+
+
+# The most characters each value group of _value_pattern reads, and where a longer value ends.
+_VALUE_MAX = {"double_quoted": 4096, "single_quoted": 4096, "backquoted": 4096, "escaped_quoted": 4096,
+              "unquoted": 1024, "open": 4096}
+_RUN_MAX = 1048576
+
+
+def _run_end(text: str, end: int) -> int:
+    """Where the run of value characters that reaches END goes on to (a base64 blob of 3 KB
+    after `key:` goes whole, not its first 1024 characters), at most _RUN_MAX further."""
+    m = _value_run_re().match(text, end, min(len(text), end + _RUN_MAX))
+    return m.end() if m else end
+
+
+_value_run_re = _lazy_re(r"[^\s\"'`,;&|<>)\]}\\]*")
 
 
 # Source files: `TokenService.java:88` is a stack frame, not `name: value`.
@@ -4260,7 +4308,8 @@ def _lowered(text: str) -> str:
 _LOWER_CHUNK = 16384
 
 
-def _named_spans(text: str) -> List[Tuple[int, int]]:
+def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None) -> List[Tuple[int, int]]:
+    """The values after credential names and in the syntaxes of 9.6; GUESSED: see _named_pass."""
     low = _lowered(text)
     spans: List[Tuple[int, int]] = []
     # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
@@ -4274,7 +4323,7 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
         for lead in _named_leads_in(low):
             pos = 0
             while pos >= 0:
-                pos = _named_pass(text, low, lead, pos, full, spans, prose)
+                pos = _named_pass(text, low, lead, pos, full, spans, prose, guessed)
     spans.extend(_spaced_spans(text, low))
     spans.extend(_syntax_spans(text, low))
     # Without a colon every prose form has an `is` (`password for bob is X`).
@@ -4284,17 +4333,19 @@ def _named_spans(text: str) -> List[Tuple[int, int]]:
 
 
 def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: List[Tuple[int, int]],
-                prose: Optional[Dict[str, int]] = None) -> int:
+                prose: Optional[Dict[str, int]] = None, guessed: Optional[List[Tuple[int, int]]] = None) -> int:
     """Add to FOUND the values after LEAD's credential names from POS on, and return where to
     search again (-1: done).  FULL: with the lead's name-and-value pattern, else its name
     pattern and _value_re.  A match ends after its separator (the value is a lookahead), so a
     rejected match does not hide a name in its value; an accepted value is skipped, which keeps
     the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
     search goes on after the name, where the name pattern's match ends.  PROSE (not None: where
-    each prose noun's last match ended): the prose forms of the lead's nouns are added too."""
+    each prose noun's last match ended): the prose forms of the lead's nouns are added too.
+    GUESSED (when given) takes the values under key names (_is_key_name) instead of FOUND: a
+    random value there is a credential, but its copies are not looked for (a commit hash under
+    a cache key is the commit's hash elsewhere)."""
     after = pos         # where the last separator ended: a stem before it is no name
     shortest = min(map(len, _stem_literals()[lead]))
-    in_context, undecided = _name_in_context, _UNDECIDED    # read once a name, as locals
     pattern = _named_full_re(lead) if full else _named_lead_re(lead)
     prose_group = pattern.groupindex.get("prose")
     for m in pattern.finditer(low, pos):
@@ -4310,12 +4361,7 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
         if stem < after:
             continue
         name_end = m.start("after_name") if full else m.end()
-        # Most names recur with their context: one slice and one lookup (_name_in_context).
-        name = in_context(text[stem - _NAME_CONTEXT:name_end]) if stem >= _NAME_CONTEXT else undecided
-        if name is undecided:
-            name = _judged_name(text, _name_start(text, stem), name_end)
-        if name is not None and _in_arn_name(text, stem):
-            name = None                   # arn:aws:secretsmanager:...:secret:prod/db: a resource
+        name = _name_at(text, low, stem, name_end)
         if name is None:
             # Most separators (`=`, `: `) are shorter than any stem: no slice, no search.
             if full and m.end() - name_end >= shortest and _stem_in_separator(low, lead, name_end, m.end()):
@@ -4327,10 +4373,24 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
         after = value.end()
         span = _value_span(text, value, name, stem)
         if span is not None:
-            found.append(span)
+            (found if guessed is None or _is_credential_name(name) else guessed).append(span)
             if span[1] > after:
                 return span[1]
     return -1
+
+
+def _name_at(text: str, low: str, stem: int, name_end: int) -> Optional[str]:
+    """The name whose stem is at STEM and that ends at NAME_END, if it names a credential, or is
+    a key name (_is_key_name) with the start of a random value after it; else None."""
+    # Most names recur with their context: one slice and one lookup (_name_in_context).
+    name = _name_in_context(text[stem - _NAME_CONTEXT:name_end]) if stem >= _NAME_CONTEXT else _UNDECIDED
+    if name is _UNDECIDED:
+        name = _judged_name(text, _name_start(text, stem), name_end)
+    if name is None:
+        return None
+    if not _is_credential_name(name) and _key_value_ahead_re().match(low, name_end) is None:
+        return None                   # a key name and no 16 token characters (before the dearer checks)
+    return None if _in_arn_name(text, stem) else name     # arn:aws:secretsmanager:…:secret:prod/db
 
 
 def _stem_in_separator(low: str, lead: str, start: int, end: int) -> bool:
@@ -4574,8 +4634,8 @@ def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
                 continue
         if kind != "s" and not _looks_secret(value):
             continue                          # key=created_at, code=200: no secret
-        if kind == "k" and _is_code_reference(value, False, False):
-            continue                          # sorted(x, key=Token.sortby), key=u8array[i+2]
+        if kind == "k" and (_is_code_reference(value, False, False) or _path_re().fullmatch(value)):
+            continue                          # sorted(x, key=Token.sortby), key=u8array[i+2], key=a/b
         spans.append((start, end))
     return spans
 
@@ -4599,7 +4659,8 @@ def _reversed_compare_spans(text: str, low: str) -> List[Tuple[int, int]]:
         value = text[opened + 1:close - 1]
         if opened < 0 or not value or value[-1] == "\\" or "\n" in value:
             continue
-        if not is_credential_key(text[m.start("name"):m.end("name")]):
+        name = text[m.start("name"):m.end("name")]
+        if not (is_credential_key(name) or _is_key_name(name) and _looks_random_key(value)):
             continue
         if _literal_secret(value) and not _is_placeholder(value):
             spans.append((opened + 1, close - 1))
@@ -4652,8 +4713,9 @@ def _redaction(text: str) -> Tuple[str, List[str]]:
 
 
 def _credential_spans(text: str) -> List[Tuple[int, int]]:
-    named = _named_spans(text)
-    spans = _prefixed_spans(text) + named
+    guessed: List[Tuple[int, int]] = []
+    named = _named_spans(text, guessed)
+    spans = _prefixed_spans(text) + named + guessed
     if named:
         spans.extend(_copies(text, _repeatable(text, named), {start for start, _ in named}))
     return spans
@@ -4795,10 +4857,16 @@ def _copyable(value: str) -> bool:
     return any(not c.isalnum() and c not in "_-." for c in value.strip())
 
 
+_path_re = _lazy_re(r"[\w.-]*(?:/[\w.-]*)+")
+
+
 def _literal_secret(value: str) -> bool:
     """A string literal compared with a name, or given after it with no separator, that reads as
-    a secret: 8 characters or more, and a secret's shape or a symbol (not `token == ")"`)."""
-    return len(value) >= _REPEAT_MIN_CHARS and _copyable(value)
+    a secret: 8 characters or more, no space, no path, and a secret's shape or three kinds of
+    symbol (not `token == "#include"`)."""
+    if len(value) < _REPEAT_MIN_CHARS or any(c.isspace() for c in value) or _path_re().fullmatch(value):
+        return False                          # "a + b * c", "Enter password...", projects/1/secrets/db
+    return _looks_secret(value) or len({c for c in value if not c.isalnum()}) >= 3
 
 
 def _is_identifier(value: str) -> bool:
@@ -5114,9 +5182,15 @@ def redact_tool_result(result: Any) -> Any:
 
 
 def _holds_secret_value(value: Mapping[str, Any]) -> bool:
-    """`{"name": "API_KEY", "value": ...}`: the object's name (or key) names a credential."""
+    """`{"name": "API_KEY", "value": ...}`: the object's name (or key) names a credential, or a
+    key name (_is_key_name) with a random value."""
     lowered = {key.lower(): item for key, item in value.items()}
-    return _names_a_credential(lowered.get("name")) or _names_a_credential(lowered.get("key"))
+    named = [lowered.get("name"), lowered.get("key")]
+    if any(_names_a_credential(name) for name in named):
+        return True
+    item = lowered.get("value")
+    return isinstance(item, str) and _looks_random_key(item) and any(
+        isinstance(name, str) and "=" not in name and _is_key_name(name) for name in named)
 
 
 def _names_a_credential(name: Any) -> bool:

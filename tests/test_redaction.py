@@ -213,6 +213,9 @@ ADVERSARIAL = {
     "digits_colon_A": "123456789:A" * (MIB // 11),
     "bearer": "bearer " * (MIB // 7),
     "backslashes": "\\" * MIB,
+    "key_name_eq": "a_key=" * (MIB // 6),
+    "secret_id_colon": "secret_id:" * (MIB // 10),
+    "reversed_compare": '"aaaaaaaaaa" == password ' * (MIB // 25),
 }
 
 

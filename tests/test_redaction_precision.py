@@ -11,6 +11,7 @@ import magihook
 
 M = magihook.REDACTION_MARKER
 SECRET = "sk9Xq2LmP4vR7tW1zY3b"
+COMMIT = "3f9a2b7c8d1e4f5061728394a5b6c7d8e9f0a1b2"
 
 KEPT = {
     "a function under a credential name": "withCredentials: defaultToConfig2,\ncancelToken: defaultToConfig2,\n",
@@ -48,6 +49,17 @@ KEPT = {
     "a masked key": "key = AQBfxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx==\n",
     "an S3 object key": '{"Key": "logs/2024/01/app-7f3a9c2b1d.log.gz"}',
     "Bundler's mirror": "BUNDLE_MIRROR__RUBYGEMS__ORG=https://gems.example.com/\n",
+    # Found by a red team on the rules above.
+    "cache keys": ("Cache restored from key: Linux-node-{h}\n- key: v1-deps-{h}\n"
+                   "cache_key = node-cache-Linux-x64-npm-{h}\n").format(h=COMMIT),
+    "a commit hash under a key": "commit {h}\n    Bump key = {h}\n".format(h=COMMIT),
+    "an integrity string under a key name": "integrity_key: sha512-abcDEF1234567890abcdefGHIJ==\n",
+    "S3 object keys without an extension": ('{"Key": "uploads/3f9a2b7c8d1e4f5061728394"}\n'
+                                            "Key=uploads/3f9a2b7c8d1e4f5061728394\n"),
+    "lexer and test comparisons": ('if token == "#include":\n    assert token.text == "a + b * c"\n'
+                                   'if secret == "projects/123/secrets/db/versions/1":\n'),
+    "pagination and trace keys": '"nextKey": "a1B2c3D4e5F6g7H8i9J0", "traceKey": "1-5759e988-bd862e3fe1be46a9"',
+
 }
 
 
@@ -86,6 +98,17 @@ REDACTED = {
     "Bundler's credentials for a gem host": ("export BUNDLE_GEMS__CONTRIBSYS__COM=cafe1234:beef5678 && ls",
                                               "export BUNDLE_GEMS__CONTRIBSYS__COM=%s && ls" % M),
     "SonarQube's sonar.login": ('SONAR.LOGIN ?= "sqa_4f2a9c8b7d6e5f4a3b2c1d0e"', 'SONAR.LOGIN ?= "%s"' % M),
+    "a secret with ? and : in it": ("TOKEN=AbC?DeF:GhIjKlMnOpQr123", "TOKEN=%s" % M),
+    "a shell test": ('[ "$password" = "Tr0ub4dor&3" ]', '[ "$password" = "%s" ]' % M),
+    "a lower-case secret after a bare colon": ("token:kdjfhgqpwoeirutyzmxn", "token:%s" % M),
+    "a flag and a colon": ("--password:correct-horse-battery-staple", "--password:%s" % M),
+    "a Java system property": ("mvn sonar:sonar -Dsonar.login=3v1xA9kQm2Zr8TqW4pLs3v1x",
+                               "mvn sonar:sonar -Dsonar.login=%s" % M),
+    "a reversed comparison with a key name": ('if ("3v1xA9kQm2Zr8TqW4pLs" == clinchpad_key)',
+                                              'if ("%s" == clinchpad_key)' % M),
+    "curl's quoted password with a space": ("curl -u deploy:'arJy RbjSKE6dA1G2izQ' https://x/",
+                                            "curl -u deploy:'%s' https://x/" % M),
+    "a value longer than the pattern reads": ("api_key=" + "A1b2" * 600 + " next", "api_key=%s next" % M),
     "a URL's placeholder password still goes": ("https://username:password@yelp.com",
                                                 "https://username:%s@yelp.com" % M),
     "a Secret's password": ("kind: Secret\nstringData:\n  port: \"5432\"\n  password: %s\n" % SECRET,
@@ -152,3 +175,6 @@ def test_a_random_value_under_a_key_name_is_redacted_in_json_too():
     assert {k: summarized[k] for k in kept} == {k: value[k] for k in kept}
     for_model = magihook.redact_tool_result(value)
     assert for_model == dict(value, clinchpad_key=M)
+    pair = {"name": "CLINCHPAD_KEY", "value": "3v1xA9kQm2Zr8TqW4pLs"}    # an env list's item
+    assert magihook.redact_tree(pair)["value"] == {"redacted": True, "kind": "credential", "bytes": 20}
+    assert magihook.redact_tool_result(pair) == dict(pair, value=M)
