@@ -2764,7 +2764,7 @@ _NON_CREDENTIAL_TAILS = frozenset((
     "server", "email", "reset", "rotation", "required", "schema", "header",
     "http", "https", "namespace", "spec", "specs", "state", "status", "database", "sslmode",
     "region", "date", "scope", "scopes", "audience", "ms", "seconds", "secs", "minutes", "hours",
-    "days", "storage", "jar", "request", "response", "handler",
+    "days",
 ))
 # Tokens that are cursors, not credentials: an API's page marker (AWS NextToken, Google
 # pageToken) and a request's idempotency key (AWS ClientToken), in the last two words of a name.
@@ -2786,8 +2786,8 @@ _PLACEHOLDER_WORDS = frozenset((
     "placeholder", "redacted", "masked", "hidden", "dummy", "example",
     "read", "write", "inherit",       # GitHub Actions `id-token: write`, `secrets: inherit`
 ))
-# Values after a name that are the kind of value itself, alone or after "my" (`password:
-# password`, `TOKEN=my-token`): a template's wording, not a secret.  (In a URL's user
+# Values after a name that are one of its own words, alone or after "my" (`password: password`,
+# `TOKEN=my-token`; _names_its_kind): a template's wording, not a secret.  (In a URL's user
 # information, `user:password@host`, the word still goes: scanners count it as one.)
 _KIND_WORDS = frozenset((
     "password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "apikey", "api-key",
@@ -2844,7 +2844,7 @@ def _is_bundler_host(key: str) -> bool:
     with `.` written `__` (its mirror and build settings are no credentials)."""
     upper = key.upper()
     return (upper.startswith("BUNDLE_") and "__" in upper
-            and not upper.startswith(("BUNDLE_MIRROR__", "BUNDLE_BUILD__")))
+            and not upper.startswith(("BUNDLE_MIRROR__", "BUNDLE_BUILD__", "BUNDLE_LOCAL__")))
 
 
 def is_credential_key(key: object) -> bool:
@@ -3829,7 +3829,7 @@ def _value_pattern() -> str:
           |\\"(?P<escaped_quoted>[^"\\\r\n]{0,4096})\\"
           |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<unquoted>%s)
-          |["'](?P<open>[^\s"'\\)\]},;][^\s"'\\]{0,4095}))
+          |["'](?P<open>[^\s"'\\]{1,4096}))
     """ % (_SPACED_CODE_VALUE, _SCHEME_WORDS, _UNQUOTED_VALUE)
 
 
@@ -3927,8 +3927,8 @@ def _template_re() -> re.Pattern[str]:
 # generated secret reads.
 _camel_code_re = _lazy_re(r"[a-z]{2,}(?:[A-Z][a-z]{1,}){1,6}[0-9]?")
 _type_name_re = _lazy_re(r"(?:[A-Z][a-z]{2,}){2,4}")
-# `credentials:A?y:void 0`: a minified ternary (identifiers, no digit), after a bare colon.
-_ternary_re = _lazy_re(r"[A-Za-z_$][A-Za-z_$.]{0,64}\?[A-Za-z_$][A-Za-z_$.]{0,64}:[A-Za-z_$][A-Za-z_$.]{0,64}")
+# `credentials:A?y:void 0`: a minified ternary (identifiers of up to 4 letters), after a bare colon.
+_ternary_re = _lazy_re(r"[A-Za-z_$][A-Za-z_$]{0,3}\?[A-Za-z_$][A-Za-z_$]{0,3}:[A-Za-z_$][A-Za-z_$]{0,3}")
 # `passwd:dir`, `OAuth:gen-nonce`: a colon with no space and a lower-case word or slug after it is
 # a namespaced symbol (Scheme, vim, Clojure keywords), not `name: value`.
 _symbol_re = _lazy_re(r"[a-z]{1,12}(?:-[a-z]{1,12}){0,2}")
@@ -3964,20 +3964,27 @@ def _is_placeholder(value: str) -> bool:
 
 
 def _is_symbol(text: str, name: str, stem: int, value: str) -> bool:
-    """NAME:VALUE with no space is a namespaced symbol or a minified ternary, not a name and its
-    value, when VALUE is a short lower-case word or slug (up to 16 characters) or a ternary of
-    identifiers, and NAME is neither a flag (`--password:x`, `/p:x`) nor upper case
-    (`PASSWORD:swordfish`)."""
-    if len(value) > 16 and _ternary_re().fullmatch(value) is None:
+    """NAME:VALUE with no space is a minified ternary (`credentials:A?y:void 0`), or a namespaced
+    symbol: VALUE a short lower-case word or slug, and NAME a namespace of the text around it
+    (three or more `NAME:` within 2 KiB, as in `"passwd:dir", "passwd:gecos", "passwd:gid"`),
+    neither a flag (`--password:x`) nor upper case (`PASSWORD:swordfish`)."""
+    if _ternary_re().fullmatch(value):
+        return True
+    if len(value) > 16 or name.isupper() or _symbol_re().fullmatch(value) is None:
         return False
-    if name.isupper() or text[max(0, _name_start(text, stem) - 1):stem][:1] in "-/":
+    start = _name_start(text, stem)
+    if text[start - 1:start] in ("-", "/"):
         return False
-    return _symbol_re().fullmatch(value) is not None or _ternary_re().fullmatch(value) is not None
+    return text.count(name + ":", max(0, stem - 2048), stem + 2048) >= 3
 
 
-def _names_its_kind(value: str) -> bool:
+def _names_its_kind(name: str, value: str) -> bool:
+    """VALUE is a word of NAME, alone or after "my" (`password: password`, `TOKEN_FOO=my-token`):
+    a template's wording.  (`password=pass` is a weak password, not this.)"""
     low = value.lower()
-    return low in _KIND_WORDS or (low[:2] == "my" and low[2:].lstrip("-_") in _KIND_WORDS)
+    if low[:2] == "my":
+        low = low[2:].lstrip("-_")
+    return low in _KIND_WORDS and low.replace("-", "").replace("_", "") in _key_words(name)
 
 
 def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
@@ -4077,6 +4084,7 @@ _key_value_ahead_re = _lazy_re(r"""\\?["']?\]?[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]?=
                                r"[a-z0-9+/_.~-]{16}")
 _digest_re = _lazy_re(r"(?i:sha(?:1|224|256|384|512)|md5)[-:]")
 _hex_re = _lazy_re(r"[0-9a-fA-F]+")
+_uuid_re = _lazy_re(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -4089,16 +4097,19 @@ def _is_key_name(name: str) -> bool:
         return True                           # Vault's secret_id (AWS's SecretId is a name: no random value)
     if not words or words[-1] not in ("key", "keys"):
         return False
-    return len(words) == 1 or (words[-2] not in _PLAIN_KEY_QUALIFIERS and words[0] not in _FLAG_FIRST_WORDS)
+    return len(words) == 1 or (words[-2] not in _PLAIN_KEY_QUALIFIERS and words[0] not in _FLAG_FIRST_WORDS
+                               and words[0] not in ("for", "from", "by", "to", "of", "on", "in", "at"))
 
 
-def _looks_random_key(value: str) -> bool:
+def _looks_random_key(value: str, uuid: bool = False) -> bool:
     """16 or more token characters with letters and digits, and no word, slug, path, version,
-    digest (sha512-…, a git commit's 40 hex digits) or build/cache key (Linux-node-3f9a…)."""
+    digest (sha512-…, a git commit's 40 hex digits), id (a UUID, unless UUID: Vault's secret_id
+    is one) or build/cache key (Linux-node-3f9a…)."""
     if len(value) < 16 or "=" in value.rstrip("=") or _key_value_re().fullmatch(value) is None:
         return False                          # (cheapest first: `a_key=a_key=…` stops at once)
-    if _digest_re().match(value) or (len(value) == 40 and _hex_re().fullmatch(value)):
-        return False
+    if _digest_re().match(value) or (not uuid and _uuid_re().fullmatch(value)) or (
+            len(value) in (32, 40) and _hex_re().fullmatch(value)):
+        return False                          # a digest, an id, an MD5 or a git commit
     if "/" in value and not ("+" in value or value.endswith("=")):
         return False                          # a path (base64 with a "/" has a "+" or padding too)
     parts = re.split(r"[_.-]", value)
@@ -4138,10 +4149,11 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
             break
     end = m.end(group)
     value = text[start:end]
-    if not _is_credential_name(name) and not _looks_random_key(value):
+    if not _is_credential_name(name) and not _looks_random_key(value, _last_word(name) == "id"):
         return None                   # a key name (_is_key_name): only a random value is a secret
-    if end - start == _VALUE_MAX[group]:
-        end = _run_end(text, end)     # a value longer than the pattern reads goes whole
+    if group == "open" and len(value) < 3:
+        return None                   # self.secret("Password:"): a prompt's closing quote
+    maxed = end - start == _VALUE_MAX[group]     # a longer value goes whole, once accepted
     if group != "unquoted":
         scheme = _scheme_re().match(text, start, end)
         if scheme is not None:                # "Bearer x": the scheme word stays
@@ -4178,7 +4190,9 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
                 return None                   # `resolved secrets: scope-conflict`: a heading
         if last in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
-    return None if _is_placeholder(value) or _names_its_kind(value) else (start, end)
+    if _is_placeholder(value) or _names_its_kind(name, value):
+        return None
+    return (start, _run_end(text, end) if maxed else end)
 
 
 # The most characters each value group of _value_pattern reads, and where a longer value ends.
@@ -4634,8 +4648,8 @@ def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
                 continue
         if kind != "s" and not _looks_secret(value):
             continue                          # key=created_at, code=200: no secret
-        if kind == "k" and (_is_code_reference(value, False, False) or _path_re().fullmatch(value)):
-            continue                          # sorted(x, key=Token.sortby), key=u8array[i+2], key=a/b
+        if kind == "k" and (_index_or_dotted_re().match(value) or _is_path(value)):
+            continue                          # key=u8array[i+2], sorted(x, key=Token.sortby), key=a/b
         spans.append((start, end))
     return spans
 
@@ -4858,15 +4872,23 @@ def _copyable(value: str) -> bool:
 
 
 _path_re = _lazy_re(r"[\w.-]*(?:/[\w.-]*)+")
+_index_or_dotted_re = _lazy_re(r"[A-Za-z_$][\w$]*(?:(?:\.[A-Za-z_$][\w$]*)*\[|(?:\.[A-Za-z_$][\w$]*)+\Z)")
+
+
+def _is_path(value: str) -> bool:
+    """A path (uploads/3f9a…, a/b.txt), not base64 with a "/" in it: lower case, or a file name last."""
+    return _path_re().fullmatch(value) is not None and (
+        value.lower() == value or "." in value.rpartition("/")[2])
 
 
 def _literal_secret(value: str) -> bool:
     """A string literal compared with a name, or given after it with no separator, that reads as
     a secret: 8 characters or more, no space, no path, and a secret's shape or three kinds of
     symbol (not `token == "#include"`)."""
-    if len(value) < _REPEAT_MIN_CHARS or any(c.isspace() for c in value) or _path_re().fullmatch(value):
+    if len(value) < _REPEAT_MIN_CHARS or any(c.isspace() for c in value) or _is_path(value):
         return False                          # "a + b * c", "Enter password...", projects/1/secrets/db
-    return _looks_secret(value) or len({c for c in value if not c.isalnum()}) >= 3
+    symbols = {c for c in value if not c.isalnum()}
+    return _looks_secret(value) or (len(symbols) >= 3 and sum(c.isalpha() for c in value) >= 4)
 
 
 def _is_identifier(value: str) -> bool:
@@ -5095,7 +5117,8 @@ class _TreeRedactor:
         if judged is None:
             lower = key.lower()
             kind = SUMMARIZED_KEYS.get(lower) or (
-                "credential" if is_credential_key(key) else _RANDOM_CREDENTIAL if _is_key_name(key) else None)
+                "credential" if is_credential_key(key)
+                else _RANDOM_CREDENTIAL if lower not in ("key", "keys") and _is_key_name(key) else None)
             judged = (redact_credentials(key), lower, kind)
             if len(self.keys) < _TREE_MEMO_ENTRIES:
                 self.keys[key] = judged

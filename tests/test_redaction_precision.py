@@ -37,12 +37,13 @@ KEPT = {
     "a ternary under a credential name": 'duplex:"half",credentials:A?y:void 0})',
     "array indexing after a bare key=": "const key=u8array[i+2]|(u8array[i+3]<<8);",
     "a dotted function after key=": "ordered = sorted(candidates, key=TokenTransformBase.sortby)\n",
-    "namespaced symbols": '"passwd:dir",\n"passwd:gecos",\nauth-string OAuth:auth-string params OAuth:gen-nonce',
+    "namespaced symbols": ('"passwd:dir",\n"passwd:gecos",\n"passwd:gid",\n'
+                           "auth-string OAuth:auth-string params OAuth:params call OAuth:gen-nonce"),
     "class names in a list": ("'ASAuthorizationRequest', 'ASAuthorizationSingleSignOnCredential', "
                               "'NSHTTPCookie', 'NSHTTPCookieStorage', 'NSHTTPURLResponse'"),
     "a prompt string": 'password = self.secret("Password:")\n',
     "a scheme word alone": "options.headers['Proxy-Authorization'] = 'Basic ' + base64;\n",
-    "a value naming its kind": 'password: \'password\',\n"password": "pass"\nPOETRY_PYPI_TOKEN_FOO=my-token\n',
+    "a value naming its kind": "password: 'password',\nPOETRY_PYPI_TOKEN_FOO=my-token\n",
     "a variable in a string": 'docker run --rm --name pacotest -v \\"$PWD\\":/tmp -w /tmp node:latest\n',
     "short literals compared with a token": "if token == '(':\nelif token.string == \",\":\n",
     "a database's key": '"primary_key": "5f3a9c2b7d6e4a10",\ncache_key: "node-modules-3f2a9c8b7d6e5f4a3b2c"\n',
@@ -58,6 +59,10 @@ KEPT = {
                                             "Key=uploads/3f9a2b7c8d1e4f5061728394\n"),
     "lexer and test comparisons": ('if token == "#include":\n    assert token.text == "a + b * c"\n'
                                    'if secret == "projects/123/secrets/db/versions/1":\n'),
+    "a dotted index after key=": "for(let i=0;i<l;++i){const key=this.keysAndCardinalities[i*4]|0}",
+    "ids under key names": ('{"runKey": "a1b2c3d4-e5f6-7890-abcd-ef1234567890",\n'
+                            ' "taskKey": "c3ab8ff13720e8ad9047dd39466b3c89"}\n'
+                            'forKey:@"AbCdEf0123456789"\nBUNDLE_LOCAL__RACK=/home/u/rack\nif token == "<<=>>=!=":\n'),
     "pagination and trace keys": '"nextKey": "a1B2c3D4e5F6g7H8i9J0", "traceKey": "1-5759e988-bd862e3fe1be46a9"',
 
 }
@@ -98,6 +103,10 @@ REDACTED = {
     "Bundler's credentials for a gem host": ("export BUNDLE_GEMS__CONTRIBSYS__COM=cafe1234:beef5678 && ls",
                                               "export BUNDLE_GEMS__CONTRIBSYS__COM=%s && ls" % M),
     "SonarQube's sonar.login": ('SONAR.LOGIN ?= "sqa_4f2a9c8b7d6e5f4a3b2c1d0e"', 'SONAR.LOGIN ?= "%s"' % M),
+    "a weak password is still one": ('password=pass\n"password": "pass"', 'password=%s\n"password": "%s"' % (M, M)),
+    "a lower-case secret after a bare colon, once": ("user=admin password:letmein", "user=admin password:%s" % M),
+    "a base64 key with a / in a query": ("https://s3.test/o?key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzKEY1",
+                                         "https://s3.test/o?key=%s" % M),
     "a secret with ? and : in it": ("TOKEN=AbC?DeF:GhIjKlMnOpQr123", "TOKEN=%s" % M),
     "a shell test": ('[ "$password" = "Tr0ub4dor&3" ]', '[ "$password" = "%s" ]' % M),
     "a lower-case secret after a bare colon": ("token:kdjfhgqpwoeirutyzmxn", "token:%s" % M),
