@@ -4074,8 +4074,10 @@ _PLAIN_KEY_QUALIFIERS = frozenset((
     "file", "path", "storage", "bucket", "registry", "feature", "flag", "content", "css", "trace",
     "next", "continuation", "build", "instance", "project", "job", "request", "upload", "container",
     "commit", "sha", "checksum", "integrity", "host", "icon", "video", "image", "asset", "media",
-    "ref", "idx", "id", "name", "sequence", "version", "region", "zone", "user", "session", "cluster",
+    "ref", "idx", "id", "name", "version", "region", "zone", "user", "session", "cluster",
 ))
+# First words of a key name that make it a parameter about a key, not one (forKey:, fromKey).
+_PREPOSITIONS = frozenset(("for", "from", "by", "to", "of", "on", "in", "at"))
 _key_value_re = _lazy_re(r"[A-Za-z0-9+/=_.~-]{16,1024}")
 _masked_run_re = _lazy_re(r"([A-Za-z0-9])\1{7}")
 # What a key name's random value starts with, read before the value pattern (which would read a
@@ -4098,7 +4100,7 @@ def _is_key_name(name: str) -> bool:
     if not words or words[-1] not in ("key", "keys"):
         return False
     return len(words) == 1 or (words[-2] not in _PLAIN_KEY_QUALIFIERS and words[0] not in _FLAG_FIRST_WORDS
-                               and words[0] not in ("for", "from", "by", "to", "of", "on", "in", "at"))
+                               and words[0] not in _PREPOSITIONS)
 
 
 def _looks_random_key(value: str, uuid: bool = False) -> bool:
@@ -4125,7 +4127,7 @@ def _looks_random_key(value: str, uuid: bool = False) -> bool:
     # A slug of words (created_at_2024) is no key, unless a part of it is a random run (pgar_1f3…).
     return _slug_re().fullmatch(value) is None or any(
         len(part) >= 12 and _has_letter_and_digit(part) or len(part) >= 16 and part.isdigit()
-        for part in re.split(r"[_.-]", value))
+        for part in parts)
 
 
 def _in_arn_name(text: str, stem: int) -> bool:
