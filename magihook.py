@@ -2674,11 +2674,13 @@ def _lazy_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
 #
 # A key is split into lower-case WORDS at camelCase and acronym boundaries,
 # digits, and any of - _ . / : space.  It is credential-shaped when:
-#   a. it ends with one of _ID_PHRASES (account_id, access_key_id), or
+#   a. it ends with one of _ID_PHRASES (account_id, access_key_id) or is a vendor's access id
+#      (SUMO_ACCESS_ID: _is_vendor_access_id), or
 #   b. its last word is not in _NON_CREDENTIAL_TAILS (max_tokens-style
 #      counters, names, ids, paths, types, flags...) and
 #        - some word is in _SECRET_WORDS, or
-#        - some word ends with one of _GLUED_SUFFIXES (PGPASSWORD, authtoken),
+#        - some word ends with one of _GLUED_SUFFIXES (PGPASSWORD, authtoken), or is
+#          "key" glued to a qualifier or vendor (storagekey, mailgunkey),
 #        - the last word is in _SECRET_LAST_WORDS (auth, basic_auth), or
 #          is "pass" after a qualifier (DB_PASS, smtp_pass) or "pw" after one and a
 #          separator (db_pw), or
@@ -2729,7 +2731,7 @@ _VENDOR_WORDS = frozenset("""
     mailgun mailchimp mailjet mandrill postmark sendgrid sendinblue brevo sparkpost twilio nexmo
     vonage plivo messagebird telnyx pusher algolia mapbox gmaps tomtom bing google gcp firebase
     azure aws cloudflare fastly akamai netlify vercel datadog newrelic sentry bugsnag rollbar
-    honeybadger logdna loggly papertrail sumologic splunk pagerduty opsgenie statuspage
+    honeybadger logdna loggly papertrail sumologic sumo splunk pagerduty opsgenie statuspage
     segmentio mixpanel amplitude intercom zendesk freshdesk hubspot salesforce pipedrive
     airtable notion asana trello jira atlassian confluence clickup figma dropbox okta auth0
     onelogin paypal braintree square adyen razorpay paystack flutterwave coinbase binance kraken
@@ -2822,7 +2824,9 @@ def _is_secret_word(word: str) -> bool:
         return False
     if word in _SECRET_WORDS or word in _GLUED_PASS_WORDS:
         return True
-    # Glued names (PGPASSWORD, authtoken) are one word after splitting.
+    # Glued names (PGPASSWORD, authtoken, storagekey) are one word after splitting.
+    if word[-3:] == "key" and (word[:-3] in _KEY_QUALIFIERS or word[:-3] in _VENDOR_WORDS) and len(word) > 5:
+        return True
     return any(word.endswith(s) and word != s for s in _GLUED_SUFFIXES)
 
 
@@ -2847,6 +2851,13 @@ def _is_bundler_host(key: str) -> bool:
             and not upper.startswith(("BUNDLE_MIRROR__", "BUNDLE_BUILD__", "BUNDLE_LOCAL__")))
 
 
+def _is_vendor_access_id(words: Tuple[str, ...]) -> bool:
+    """SUMO_ACCESS_ID, sumologic.accessId: a vendor's access id, the first half of its key pair
+    (as AWS's access key id); an access_id of its own is a row's id."""
+    head = words[:-2] if words[-2:] == ("access", "id") else words[:-1] if words[-1] == "accessid" else ()
+    return bool(head) and head[-1] in _VENDOR_WORDS
+
+
 def is_credential_key(key: object) -> bool:
     """True when KEY names a credential, judged on words, not substrings.
 
@@ -2863,6 +2874,8 @@ def is_credential_key(key: object) -> bool:
     for phrase in _ID_PHRASES:
         if words[-len(phrase):] == phrase:
             return True
+    if _is_vendor_access_id(words):
+        return True
     last = words[-1]
     if last in _NON_CREDENTIAL_TAILS or (last in ("token", "tokens") and len(words) > 1
                                          and words[-2] in _CURSOR_WORDS):
@@ -3721,15 +3734,16 @@ _NAME_STEMS = (
     # "key" alone (dict keys, "key: value" in YAML) is no credential name:
     # only a key glued to another word (api_key, keyId) goes on.
     r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
-    # ... or before "=" (not YAML's `key:`) and a run of token characters (`using key = 81a1…`): a
-    # name that only a random value makes a credential (_is_key_name).
-    r"key(?<![a-z0-9_.-]key)(?=[ \t]{0,4}:?=[ \t]{0,4}[\"'`]?[a-z0-9+/_-]{16})",
+    # ... or before "=", ":" or " - '" and a run of token characters (`using key = 81a1…`,
+    # YAML's `key: 81a1…`): a name that only a random value makes a credential (_is_key_name).
+    r"key(?<![a-z0-9_.-]key)(?=[ \t]{0,4}(?:[:=]=?|-[ \t])[ \t]{0,4}[\"'`]?[a-z0-9+/_-]{16})",
     r"kie(?<=cookie)",
     r"pass(?:w|phrase|code)",
     r"pass(?<=[a-z_]pass)(?![a-z])",    # DB_PASS, smtp_pass, smtppass
     r"pw(?<=[a-z0-9][_.-]pw)(?![a-z])",  # db_pw, cloudant_pw
     r"wd(?<=pwd)", r"wt(?<=jwt)",
     r"cret(?<=secret)", r"cred", r"conn(?:ection)?[_.-]?str",
+    r"cess(?<=access)[_.-]?id(?![a-z])",   # a vendor's access id (SUMO_ACCESS_ID: _is_vendor_access_id)
     r"uth(?<=auth)(?!or(?!iz)|ent)", r"unt(?<=account)",
     r"bearer(?![\"'][ \t]{0,4},)",      # "token_type": "bearer", "x" is no name and value
     r"dsn(?![a-z])",
@@ -3755,8 +3769,9 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 
 
 # After a stem: a name character, a quote or a separator; after the name: the separator.
-_NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n-])"""
-_NAME_SEPARATOR = r"""(?=\\?["']?\]?(?:[ \t]{0,4}[=:?.,!]|[ \t]{1,8}(?:[sv*&\["']|-[ \t])|\r?\n[ \t]{0,16}value:))"""
+_NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-])"""
+_NAME_SEPARATOR = (r"""(?=(?:\\{0,3}["']?\]?|\[[0-9]{0,4}\])(?:[ \t]{0,4}[=:?.,!]|[ \t]{1,8}(?:[sv*&\["']|-[ \t])"""
+                   r"""|\r?\n[ \t]{0,16}(?:value:|(?<=[ \t])=[ \t])))""")
 
 
 def _tail_lookbehinds() -> str:
@@ -3804,7 +3819,9 @@ def _value_pattern() -> str:
     # starts with a space, so giving spaces back never helps), then the value,
     # a lookahead (a rejected match does not hide a name in its value).
     # Separators: = : => := and make's ?= ::= :::=, PHP's .=, a type between
-    # name and "=" (Go `var token string = "x"`, TS `token: string = "x"`), and
+    # name and "=" (Go `var token string = "x"`, TS `token: string = "x"`), a
+    # quoted value after a spaced "=" on the next, indented line (a formatter's
+    # `const apiKey =` + `  "x";`, Java's `KEY` + `    = "x";`), and
     # a name and its value as two strings (`setProperty("TOKEN", "x")`,
     # `key="Password" value="x"`, `"name": "TOKEN", "value": "x"`, YAML
     # `- name: TOKEN` + `value: x`, prose `token - 'x'`): group "pair", whose
@@ -3814,24 +3831,26 @@ def _value_pattern() -> str:
     # references and code like get_password(), os.environ["X"] or, after a
     # spaced "=", self.token.
     return r"""
-        (?=(?P<after_name>(?P<close>\\?["']\]?)?
+        (?=(?P<after_name>(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])?
                   (?P<sep>[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
                          |[ \t]{1,4}(?P<statement>)(?=["'][^"'\s]{1,256}["'][ \t]{0,4};)
                          |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
                           &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
                           [ \t]{0,4}=(?!=)[ \t]{0,4}
-                         |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|:)(?![=:])[ \t]{0,4}
-                         |(?P<pair>(?<=["'])[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4})?
+                         |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|:)(?![=:])
+                          (?:(?<=[ \t]=)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
+                         |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4})?
                                    (?=["'`](?:[^"'`\s]{0,256}[0-9]|[^"'`\s]{16}))
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
-                                  |\r?\n[ \t]{0,16}value:[ \t]{1,4}))))(?P=after_name)
+                                  |\r?\n[ \t]{0,16}value:[ \t]{1,4})
+                         |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
         (?=@?"(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<single_quoted>[^'\r\n]{0,4096})'
           |`(?P<backquoted>[^`\r\n]{0,4096})`
-          |\\"(?P<escaped_quoted>[^"\\\r\n]{0,4096})\\"
+          |\\{1,3}"(?P<escaped_quoted>[^"\\\r\n]{0,4096})\\{1,3}"
           |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<unquoted>%s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
@@ -4085,9 +4104,12 @@ _PLAIN_KEY_QUALIFIERS = frozenset((
 _PREPOSITIONS = frozenset(("for", "from", "by", "to", "of", "on", "in", "at"))
 _key_value_re = _lazy_re(r"[A-Za-z0-9+/=_.~-]{16,1024}")
 _masked_run_re = _lazy_re(r"([A-Za-z0-9])\1{7}")
+_cache_version_re = _lazy_re(r"v[0-9]{1,3}")
 # What a key name's random value starts with, read before the value pattern (which would read a
 # whole `a_key=a_key=…` run for each name in it).
-_key_value_ahead_re = _lazy_re(r"""\\?["']?\]?[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]?=|:)[ \t]{0,4}@?["'`]?"""
+_key_value_ahead_re = _lazy_re(r"""(?:\\{0,3}["']?\]?|\[[0-9]{0,4}\])"""
+                               r"""(?:[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]?=|:)[ \t]{0,4}@?"""
+                               r"""|[ \t]{1,4}-[ \t]{1,4}(?=["']))["'`]?"""
                                r"[a-z0-9+/_.~-]{16}")
 _digest_re = _lazy_re(r"(?i:sha(?:1|224|256|384|512)|md5)[-:]")
 _hex_re = _lazy_re(r"[0-9a-fA-F]+")
@@ -4097,13 +4119,15 @@ _uuid_re = _lazy_re(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 @functools.lru_cache(maxsize=4096)
 def _is_key_name(name: str) -> bool:
     """A name that ends in "key" and names no credential by its words (clinchpad_key,
-    solarwindsKey, sumoKey1, a bare `key`), or in "secret id": its value is a credential when it
+    solarwindsKey, sumoKey1, azureFunctionkey, a bare `key`), or in "secret id": its value is a credential when it
     is random (_looks_random_key), as no database's or dictionary's key is."""
     words = [word for word in _key_words(name) if not word.isdigit()]
     if words[-2:] == ["secret", "id"]:
         return True                           # Vault's secret_id (AWS's SecretId is a name: no random value)
-    if not words or words[-1] not in ("key", "keys"):
+    if not words or words[-1][-3:] != "key" and words[-1] != "keys":
         return False
+    if words[-1] not in ("key", "keys"):      # glued: azureFunctionkey, but not a cachekey
+        words = words[:-1] + [words[-1][:-3], "key"]
     return len(words) == 1 or (words[-2] not in _PLAIN_KEY_QUALIFIERS and words[0] not in _FLAG_FIRST_WORDS
                                and words[0] not in _PREPOSITIONS)
 
@@ -4120,8 +4144,9 @@ def _looks_random_key(value: str, uuid: bool = False) -> bool:
     if "/" in value and not ("+" in value or value.endswith("=")):
         return False                          # a path (base64 with a "/" has a "+" or padding too)
     parts = re.split(r"[_.-]", value)
-    if len(parts) >= 3 and sum(part.isalpha() and len(part) >= 3 for part in parts) >= 2:
-        return False                          # Linux-node-3f9a…, v1-deps-…: words and a hash
+    if len(parts) >= 3 and sum(part.isalpha() and len(part) >= 3 or _cache_version_re().fullmatch(part) is not None
+                               for part in parts) >= 2:
+        return False                          # Linux-node-3f9a…, v1-deps-…: words (or a v1) and a hash
     if not _has_letter_and_digit(value) and (len(value) < 20 or value.lower() == value
                                             or value.upper() == value or _is_identifier(value)):
         return False                          # a word, an identifier: letters alone must mix case
@@ -4475,9 +4500,10 @@ def _element_spans(text: str, low: str) -> List[Tuple[int, int]]:
     return spans
 
 
-# A data: / stringData: block of a Kubernetes Secret: every key's value is secret.
+# A data: / stringData: block of a Kubernetes Secret: every key's value is secret.  The block is
+# its more indented lines, comments among them (`# base64 of the password`).
 _secret_data_re = _lazy_re(r"^(?P<indent>[ \t]{0,32})(?:data|stringdata):[ \t]*\r?\n"
-                           r"(?P<block>(?:(?P=indent)[ \t]{1,16}[^\s#][^\r\n]{0,8192}\r?\n?){1,4096})", re.M)
+                           r"(?P<block>(?:(?P=indent)[ \t]{1,16}\S[^\r\n]{0,8192}\r?\n?){1,4096})", re.M)
 
 
 _BLOCK_SCALARS = frozenset(("|", ">", "|-", ">-", "|+", ">+"))

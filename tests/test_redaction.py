@@ -216,6 +216,15 @@ ADVERSARIAL = {
     "key_name_eq": "a_key=" * (MIB // 6),
     "secret_id_colon": "secret_id:" * (MIB // 10),
     "reversed_compare": '"aaaaaaaaaa" == password ' * (MIB // 25),
+    "vendor_access_id": "sumo_access_id=" * (MIB // 15),
+    "glued_key_eq": "storagekey=" * (MIB // 11),
+    "yaml_bare_key": "key: " * (MIB // 5),
+    "key_dash_quote": "key - '" * (MIB // 7),
+    "name_newline_eq": "token\n  = " * (MIB // 10),
+    "name_eq_newline": "token =\n  " * (MIB // 10),
+    "name_index": "token[12]" * (MIB // 9),
+    "escaped_quotes": 'token\\\\\\"' * (MIB // 10),
+    "nrma_suffix": "-NRMA" * (MIB // 5),
 }
 
 
@@ -224,7 +233,8 @@ CPU_BOUND = 20.0  # seconds of CPU for 1 MiB: a hang detector, never a speed che
 
 # The adversarial texts that hold a credential's shape (each repeated name, or a whole PEM
 # header line, is a name and a value); every other one is junk and comes back unchanged.
-ADVERSARIAL_WITH_SECRETS = {"begin_header", "password_colon_space", "password_eq", "url_at"}
+ADVERSARIAL_WITH_SECRETS = {"begin_header", "password_colon_space", "password_eq", "url_at", "vendor_access_id",
+                            "glued_key_eq"}
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))

@@ -63,6 +63,9 @@ KEPT = {
     "ids under key names": ('{"runKey": "a1b2c3d4-e5f6-7890-abcd-ef1234567890",\n'
                             ' "taskKey": "c3ab8ff13720e8ad9047dd39466b3c89"}\n'
                             'forKey:@"AbCdEf0123456789"\nBUNDLE_LOCAL__RACK=/home/u/rack\nif token == "<<=>>=!=":\n'),
+    "an index, an access id of a row, a glued key of a cache": (
+        "token[i] = x;\naccess_id = 12345\nuser.access_id: 8a7b6c5d4e3f2a1b\ncachekey: a1B2c3D4e5F6g7H8i9J0\n"
+        "DB_PASSWORD=\nDB_HOST=localhost\n"),
     "pagination and trace keys": '"nextKey": "a1B2c3D4e5F6g7H8i9J0", "traceKey": "1-5759e988-bd862e3fe1be46a9"',
 
 }
@@ -122,6 +125,24 @@ REDACTED = {
                                                 "https://username:%s@yelp.com" % M),
     "a Secret's password": ("kind: Secret\nstringData:\n  port: \"5432\"\n  password: %s\n" % SECRET,
                             "kind: Secret\nstringData:\n  port: \"5432\"\n  password: %s\n" % M),
+    # Issue 23, recall on the peers' test data: syntaxes and names.
+    "a C array": ('char secret[] = "%s";\nstatic char api_key[33] = "%s";' % (SECRET, SECRET),
+                  'char secret[] = "%s";\nstatic char api_key[33] = "%s";' % (M, M)),
+    "a value on the next line": (
+        'const scrapingBeeApiKey =\n  "%s";\nString API_TOKEN\n      = "%s";' % (SECRET, SECRET),
+        'const scrapingBeeApiKey =\n  "%s";\nString API_TOKEN\n      = "%s";' % (M, M)),
+    "JSON escaped twice": ('{\\\\\\"auth\\\\\\":\\\\\\"%s\\\\\\"}' % SECRET,
+                           '{\\\\\\"auth\\\\\\":\\\\\\"%s\\\\\\"}' % M),
+    "an indexed name and a literal": ("assert.equal(conn['AccountKey'], '%s');" % SECRET,
+                                      "assert.equal(conn['AccountKey'], '%s');" % M),
+    "a random value after YAML's bare key": ('key: "%s"\n  key: %s\nkey - \'%s\'' % (SECRET, SECRET, SECRET),
+                                             'key: "%s"\n  key: %s\nkey - \'%s\'' % (M, M, M)),
+    "a glued qualifier and key": ("-storagekey %s\nazureFunctionkey: %s" % (SECRET, SECRET),
+                                  "-storagekey %s\nazureFunctionkey: %s" % (M, M)),
+    "a vendor's access id": ('SUMO_ACCESS_ID = "suGyI5imvADdvU"\nsumologic.accessId = "su9OL59biWiJu7"',
+                             'SUMO_ACCESS_ID = "%s"\nsumologic.accessId = "%s"' % (M, M)),
+    "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
+                                     "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
 
 
