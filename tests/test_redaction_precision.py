@@ -63,6 +63,16 @@ KEPT = {
     "ids under key names": ('{"runKey": "a1b2c3d4-e5f6-7890-abcd-ef1234567890",\n'
                             ' "taskKey": "c3ab8ff13720e8ad9047dd39466b3c89"}\n'
                             'forKey:@"AbCdEf0123456789"\nBUNDLE_LOCAL__RACK=/home/u/rack\nif token == "<<=>>=!=":\n'),
+    # Found by a red team on the rules above.
+    "public keys, ids and digests under key names": (
+        "gpgkey=https://download.docker.com/linux/centos/gpg\nuser.signingkey=3AA5C34371567BD2\n"
+        "?GoogleAccessId=svc@proj.iam.gserviceaccount.com&Expires=1700000000\naws_access_id = 12345\n"
+        '<div data-sitekey="6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI"></div>\nmonkey = \'a1b2c3d4e5f6a7b8c9d0\'\n'
+        "storagekey: 'todos-vuejs-2.0'\nkey: ubuntu22-04-x64-node18\nkey: 7EA0A9C3F273FCD8\n"
+        "solarwinds_site_key = 'a1B2c3D4e5F6g7H8i9J0'\napi-internal-user-data-sync-notification\n"),
+    "a block after a credential name": "class TokenManager {\n  constructor() {}\n.token {\n  color: red;\n}\n",
+    "a ConfigMap's data after a Secret": ("kind: Secret\ndata: {}\n---\nkind: ConfigMap\ndata:\n  # logging\n"
+                                          "  LOG_LEVEL: debug\n"),
     "an index, an access id of a row, a glued key of a cache": (
         "token[i] = x;\naccess_id = 12345\nuser.access_id: 8a7b6c5d4e3f2a1b\ncachekey: a1B2c3D4e5F6g7H8i9J0\n"
         "DB_PASSWORD=\nDB_HOST=localhost\n"),
@@ -131,16 +141,20 @@ REDACTED = {
     "a value on the next line": (
         'const scrapingBeeApiKey =\n  "%s";\nString API_TOKEN\n      = "%s";' % (SECRET, SECRET),
         'const scrapingBeeApiKey =\n  "%s";\nString API_TOKEN\n      = "%s";' % (M, M)),
+    "a brace initializer": ('std::string password{"%s"};\nconst std::string AccountKey{\n    "%s"};' % (SECRET, SECRET),
+                            'std::string password{"%s"};\nconst std::string AccountKey{\n    "%s"};' % (M, M)),
     "JSON escaped twice": ('{\\\\\\"auth\\\\\\":\\\\\\"%s\\\\\\"}' % SECRET,
                            '{\\\\\\"auth\\\\\\":\\\\\\"%s\\\\\\"}' % M),
     "an indexed name and a literal": ("assert.equal(conn['AccountKey'], '%s');" % SECRET,
                                       "assert.equal(conn['AccountKey'], '%s');" % M),
-    "a random value after YAML's bare key": ('key: "%s"\n  key: %s\nkey - \'%s\'' % (SECRET, SECRET, SECRET),
-                                             'key: "%s"\n  key: %s\nkey - \'%s\'' % (M, M, M)),
-    "a glued qualifier and key": ("-storagekey %s\nazureFunctionkey: %s" % (SECRET, SECRET),
-                                  "-storagekey %s\nazureFunctionkey: %s" % (M, M)),
-    "a vendor's access id": ('SUMO_ACCESS_ID = "suGyI5imvADdvU"\nsumologic.accessId = "su9OL59biWiJu7"',
-                             'SUMO_ACCESS_ID = "%s"\nsumologic.accessId = "%s"' % (M, M)),
+    "a random value after YAML's bare key, quoted": ('key: "%s"\nkey - \'%s\'' % (SECRET, SECRET),
+                                                     'key: "%s"\nkey - \'%s\'' % (M, M)),
+    "a vendor's glued key": ("azureFunctionkey: %s\nmailgunkey=%s" % (SECRET, SECRET),
+                             "azureFunctionkey: %s\nmailgunkey=%s" % (M, M)),
+    "a vendor's access id": ('SUMO_ACCESS_ID = "suGyI5imvADdvU"\nsumologic.accessId = "su9OL59biWiJu7"\n'
+                             'export SUMOLOGIC_ACCESSID="suDbJw97o9WVo0"',
+                             'SUMO_ACCESS_ID = "%s"\nsumologic.accessId = "%s"\n'
+                             'export SUMOLOGIC_ACCESSID="%s"' % (M, M, M)),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
