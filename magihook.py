@@ -3768,7 +3768,7 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 # After a stem: a name character, a quote or a separator; after the name: the separator.
 _NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-])"""
 _NAME_SEPARATOR = (r"""(?=\\{0,3}["']?\]?(?:[ \t]{0,4}[=:?.,!{]|[ \t]{1,8}(?:[sv*&\["']|-[ \t])"""
-                   r"""|\r?\n[ \t]{0,16}(?:value:|(?<=[ \t])=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=))""")
+                   r"""|\r?\n[ \t]{0,16}(?:value:|=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=))""")
 
 
 def _tail_lookbehinds() -> str:
