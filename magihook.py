@@ -3730,10 +3730,10 @@ _NAME_STEMS = (
     # "key" alone (dict keys, "key: value" in YAML) is no credential name:
     # only a key glued to another word (api_key, keyId) goes on.
     r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
-    # ... or before "=", a quote after ":" (not YAML's every `key: x`) or " - '", and a run of
-    # token characters (`using key = 81a1…`, `key: "81a1…"`): a name that only a random value
-    # makes a credential (_is_key_name).
-    r"key(?<![a-z0-9_.-]key)(?=[ \t]{0,4}(?::?=[ \t]{0,4}[\"'`]?|:[ \t]{0,4}[\"']|-[ \t]{1,4}[\"'])[a-z0-9+/_-]{16})",
+    # ... or before "=" or " - '" (not `key:`: YAML's every key, a transpiled class's method
+    # names) and a run of token characters (`using key = 81a1…`): a name that only a random
+    # value makes a credential (_is_key_name).
+    r"key(?<![a-z0-9_.-]key)(?=[ \t]{0,4}(?::?=[ \t]{0,4}[\"'`]?|-[ \t]{1,4}[\"'])[a-z0-9+/_-]{16})",
     r"kie(?<=cookie)",
     r"pass(?:w|phrase|code)",
     r"pass(?<=[a-z_]pass)(?![a-z])",    # DB_PASS, smtp_pass, smtppass
@@ -3767,7 +3767,7 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 
 # After a stem: a name character, a quote or a separator; after the name: the separator.
 _NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-])"""
-_NAME_SEPARATOR = (r"""(?=\\{0,3}["']?\]?(?:[ \t]{0,4}[=:?.,!{]|[ \t]{1,8}(?:[sv*&\["']|-[ \t])"""
+_NAME_SEPARATOR = (r"""(?=\\{0,3}["']?\]?(?:[ \t]{0,4}[=:?.,!]|[ \t]{1,8}(?:[sv*&\["']|-[ \t])"""
                    r"""|\r?\n[ \t]{0,16}(?:value:|=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=))""")
 
 
@@ -3818,8 +3818,7 @@ def _value_pattern() -> str:
     # Separators: = : => := and make's ?= ::= :::=, PHP's .=, a type between
     # name and "=" (Go `var token string = "x"`, TS `token: string = "x"`), a
     # quoted value after a spaced "=" on the next, indented line (a formatter's
-    # `const apiKey =` + `  "x";`, Java's `KEY` + `    = "x";`), C++'s brace
-    # initializer (`std::string apiKey{"x"}`, also with the value on the next line), and
+    # `const apiKey =` + `  "x";`, Java's `KEY` + `    = "x";`), and
     # a name and its value as two strings (`setProperty("TOKEN", "x")`,
     # `key="Password" value="x"`, `"name": "TOKEN", "value": "x"`, YAML
     # `- name: TOKEN` + `value: x`, prose `token - 'x'`): group "pair", whose
@@ -3842,8 +3841,7 @@ def _value_pattern() -> str:
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4})
-                         |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`])
-                         |[ \t]{0,4}\{[ \t]{0,4}(?:\r?\n[ \t]{1,16})?(?=["']))))(?P=after_name)
+                         |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
         (?=@?"(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
@@ -4135,13 +4133,13 @@ def _is_key_name(name: str) -> bool:
                                and words[0] not in _PREPOSITIONS)
 
 
-def _looks_random_key(value: str, id_name: bool = False) -> bool:
-    """16 or more token characters with letters and digits (12 under an id's name: a Sumo Logic
-    access id has 14), and no word, slug, path, version, digest (sha512-…, a git commit's 40 hex
+def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False) -> bool:
+    """16 or more token characters with letters and digits (12 under a vendor's ACCESS_ID: a Sumo
+    Logic access id has 14), and no word, slug, path, version, digest (sha512-…, a git commit's 40 hex
     digits), id (a GPG key's 16 or an MD5's 32 hex digits, a UUID unless under an id's name:
     Vault's secret_id is one) or build/cache key (Linux-node-3f9a…).  (64 hex digits are
     SoftLayer's and Aha!'s keys as often as SHA-256 digests.)"""
-    if len(value) < (12 if id_name else 16) or "=" in value.rstrip("=") or _key_value_re().fullmatch(value) is None:
+    if len(value) < (12 if access_id else 16) or "=" in value.rstrip("=") or _key_value_re().fullmatch(value) is None:
         return False                          # (cheapest first: `a_key=a_key=…` stops at once)
     if _digest_re().match(value) or (not id_name and _uuid_re().fullmatch(value)) or (
             len(value) in (16, 32, 40) and _hex_re().fullmatch(value)):
@@ -4185,7 +4183,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
             break
     end = m.end(group)
     value = text[start:end]
-    if not _is_credential_name(name) and not _looks_random_key(value, _last_word(name)[-2:] == "id"):
+    if not _is_credential_name(name) and not _looks_random_key(value, _last_word(name)[-2:] == "id",
+                                                               _is_vendor_access_id(_key_words(name))):
         return None                   # a key name (_is_key_name): only a random value is a secret
     if group == "open" and len(value) < 3:
         return None                   # self.secret("Password:"): a prompt's closing quote
@@ -4540,10 +4539,15 @@ def _is_plain_field(key: str) -> bool:
 def _secret_data_spans(text: str, low: str) -> List[Tuple[int, int]]:
     if _secret_kind_re().search(low) is None:
         return []
+    import bisect
     spans = []
+    bounds = [0] + [m.start() + 1 for m in re.finditer("\n---", low)] + [len(low)]
+    secret_docs: Dict[int, bool] = {}         # each `---` document's kind, read once
     for block in _secret_data_re().finditer(low):
-        start, end = low.rfind("\n---", 0, block.start()) + 1, low.find("\n---", block.end())
-        if _secret_kind_re().search(low, start, len(low) if end < 0 else end) is None:
+        doc = bisect.bisect_right(bounds, block.start()) - 1
+        if doc not in secret_docs:
+            secret_docs[doc] = _secret_kind_re().search(low, bounds[doc], bounds[doc + 1]) is not None
+        if not secret_docs[doc]:
             continue                          # a ConfigMap after a Secret: the kind of its own document
         for item in _secret_data_item_re().finditer(text, block.start("block"), block.end("block")):
             group = "v" if item.start("v") >= 0 else "line"

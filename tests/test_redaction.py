@@ -225,7 +225,7 @@ ADVERSARIAL = {
     "name_index": "token[12]" * (MIB // 9),
     "escaped_quotes": 'token\\\\\\"' * (MIB // 10),
     "nrma_suffix": "-NRMA" * (MIB // 5),
-    "name_brace": "token{\n  " * (MIB // 9),
+    "secret_documents": "kind: Secret\n---\n" + "data:\n x\n" * (MIB // 9),
 }
 
 

