@@ -11,7 +11,7 @@ import time
 from typing import Any, Dict, Optional
 
 import pytest
-from conftest import MAGIHOOK_ARGV, bash_event, run_cli, write_script, write_settings
+from conftest import MAGIHOOK_ARGV, bash_event, default_signals, run_cli, write_script, write_settings
 
 import magihook
 
@@ -23,7 +23,7 @@ class Stream:
 
     def __init__(self, *args: str, cwd: Any) -> None:
         self.process = subprocess.Popen(
-            [*MAGIHOOK_ARGV, "run", "--stream", *args], cwd=cwd,
+            [*MAGIHOOK_ARGV, "run", "--stream", *args], cwd=cwd, preexec_fn=default_signals,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def write(self, line: bytes) -> None:
