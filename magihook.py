@@ -2674,13 +2674,11 @@ def _lazy_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
 #
 # A key is split into lower-case WORDS at camelCase and acronym boundaries,
 # digits, and any of - _ . / : space.  It is credential-shaped when:
-#   a. it ends with one of _ID_PHRASES (account_id, access_key_id) or is a vendor's access id
-#      (SUMO_ACCESS_ID: _is_vendor_access_id), or
+#   a. it ends with one of _ID_PHRASES (account_id, access_key_id), or
 #   b. its last word is not in _NON_CREDENTIAL_TAILS (max_tokens-style
 #      counters, names, ids, paths, types, flags...) and
 #        - some word is in _SECRET_WORDS, or
-#        - some word ends with one of _GLUED_SUFFIXES (PGPASSWORD, authtoken), or is
-#          "key" glued to a qualifier or vendor (storagekey, mailgunkey),
+#        - some word ends with one of _GLUED_SUFFIXES (PGPASSWORD, authtoken),
 #        - the last word is in _SECRET_LAST_WORDS (auth, basic_auth), or
 #          is "pass" after a qualifier (DB_PASS, smtp_pass) or "pw" after one and a
 #          separator (db_pw), or
@@ -2690,7 +2688,8 @@ def _lazy_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
 # Decisions: bare "key", primary_key, sort_key, key_count, public_key are NOT
 # credentials (too generic: dictionaries, databases, keyboards); their values
 # are still caught by the prefixed family when they hold a known token, and a
-# "key" name without a non-secret qualifier (clinchpad_key, `key = ...`) takes a
+# "key" name without a non-secret qualifier (clinchpad_key, `key = ...`, a qualifier's or
+# vendor's glued key such as azureFunctionkey) and a vendor's access id (SUMO_ACCESS_ID) take a
 # random value in the text scan (_is_key_name, 9.5).
 # session_id is not a credential (spec); session_token / session_key are.
 
@@ -4183,7 +4182,7 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
             break
     end = m.end(group)
     value = text[start:end]
-    if not _is_credential_name(name) and not _looks_random_key(value, _last_word(name)[-2:] == "id",
+    if not _is_credential_name(name) and not _looks_random_key(value, _last_word(name) == "id",
                                                                _is_vendor_access_id(_key_words(name))):
         return None                   # a key name (_is_key_name): only a random value is a secret
     if group == "open" and len(value) < 3:
