@@ -3143,6 +3143,9 @@ TOKEN_RULES = (
     TokenRule("facebook-access-token-url-encoded", "%", (), ((_DIG, 15, 16), "%7C", (_URL, 27, 27)), "992532001915521%7Cg966HNB-EVQZIQWqlsM13NPFuxE", "992532001915521%7Cg966HNB-EVQZ is cut", needles=("%7",), context="facebook", pattern="7[Cc](?<=[0-9]{15}%7[Cc])[A-Za-z0-9_-]{27,40}"),  # noqa: E501
     # -- led by "!": a Salesforce session id is <org id>!<session>
     TokenRule("salesforce-access-token", "!", (), ("00D", (_AN, 12, 12), "!", ("A-Za-z0-9_.", 96, 96)), "00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpiskOGPLhpxYWJ8", "x00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpiskOGPLhpxYWJ8", needles=("00",), back=15, pattern="(?<=00[A-Za-z0-9]{13}!)[A-Za-z0-9_.]{96}"),  # noqa: E501
+    # -- led by "==:": a Tableau personal access token's secret is <16 bytes of base64>==:<32>
+    # (not an MD5 in hex: a salt and a digest); the base64 before the lead comes back through BACK.
+    TokenRule("tableau-personal-access-token", "==:", (), ((_B64, 22, 22), "==:", (_AN, 32, 32)), "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8S7Ba16j7p", "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8 is cut", needles=("==:",), back=22, end=False, pattern="(?<=[A-Za-z0-9+/]{22}==:)(?![a-f0-9]{32})[A-Za-z0-9]{32}(?![A-Za-z0-9+/=])"),  # noqa: E501
     # -- led by "dapi" (the lookbehind comes after it)
     TokenRule("databricks-api-token", "dapi", ("dapi",), ((_HEX, 32, 32),), "dapi0466881d611679af7a4b5d558b5e4f4a", "xdapi0466881d611679af7a4b5d558b5e4f4a", pattern="[a-f0-9]{32}(?:-[0-9])?"),  # noqa: E501
 )
@@ -4082,6 +4085,9 @@ def _judged_name(text: str, start: int, name_end: int) -> Optional[str]:
     return None
 
 
+# The qualifiers that end a word glued to "key" (storageaccountkey, clientsecretkey): long enough
+# that no other word ends in one.
+_GLUED_KEY_QUALIFIERS = tuple(sorted(word for word in _KEY_QUALIFIERS if len(word) >= 6))
 # The words before "key" that make it no credential's name whatever its value (a database's, a
 # cache's, a dictionary's key), and the shape of a value that makes any other "key" one.
 _PLAIN_KEY_QUALIFIERS = frozenset((
@@ -4108,7 +4114,8 @@ _key_value_ahead_re = _lazy_re(r"""(?:\\{0,3}["']?\]?|\[[0-9]{0,4}\])"""
                                r"""|[ \t]{1,4}-[ \t]{1,4}(?=["']))["'`]?"""
                                r"[a-z0-9+/_.~-]{12}")
 _digest_re = _lazy_re(r"(?i:sha(?:1|224|256|384|512)|md5)[-:]")
-_hex_re = _lazy_re(r"[0-9a-fA-F]+")
+# An id in hex: a GPG key's 16 (also as 0x…) or 40 digits, an MD5's 32, a git commit's 40.
+_hex_id_re = _lazy_re(r"(?:0[xX])?(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32}|[0-9a-fA-F]{40})")
 _uuid_re = _lazy_re(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -4123,13 +4130,18 @@ def _is_key_name(name: str) -> bool:
         return True                           # Vault's secret_id (AWS's SecretId is a name: no random value)
     if not words or words[-1][-3:] != "key" and words[-1] != "keys":
         return False
-    if words[-1] not in ("key", "keys"):      # glued: azureFunctionkey, gpgkey; not monkey, startkey
+    # A bare key, keys or Duo's skey (DUO_SKEY, pam_duo.conf's `skey =`) is one as it is; a glued
+    # key (azureFunctionkey, gpgkey, storageaccountkey; not monkey, startkey) needs its qualifier.
+    if words[-1] not in ("key", "keys", "skey"):
         head = words[-1][:-3]
-        if not (head in _KEY_QUALIFIERS or any(word in _VENDOR_WORDS for word in words[:-1] + [head])):
+        if not (head in _KEY_QUALIFIERS or any(word in _VENDOR_WORDS for word in words[:-1] + [head])
+                or head.endswith(_GLUED_KEY_QUALIFIERS)):
             return False
         words = words[:-1] + [head, "key"]
-    return len(words) == 1 or (words[-2] not in _PLAIN_KEY_QUALIFIERS and words[0] not in _FLAG_FIRST_WORDS
-                               and words[0] not in _PREPOSITIONS)
+    # A qualifier that is also a plain one (storage, session) names a credential by its words
+    # (storage_key), so its glued key (storagekey) is a key name.
+    return len(words) == 1 or ((words[-2] in _KEY_QUALIFIERS or words[-2] not in _PLAIN_KEY_QUALIFIERS)
+                               and words[0] not in _FLAG_FIRST_WORDS and words[0] not in _PREPOSITIONS)
 
 
 def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False) -> bool:
@@ -4141,8 +4153,8 @@ def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False
     if len(value) < (12 if access_id else 16) or "=" in value.rstrip("=") or _key_value_re().fullmatch(value) is None:
         return False                          # (cheapest first: `a_key=a_key=…` stops at once)
     if _digest_re().match(value) or (not id_name and _uuid_re().fullmatch(value)) or (
-            len(value) in (16, 32, 40) and _hex_re().fullmatch(value)):
-        return False                          # a digest, an id, an MD5, a git commit
+            len(value) in (16, 18, 32, 40, 42) and _hex_id_re().fullmatch(value)):
+        return False                          # a digest, an id (0xF1656F24C74CD1D8), an MD5, a git commit
     if "/" in value and not ("+" in value or value.endswith("=")):
         return False                          # a path (base64 with a "/" has a "+" or padding too)
     parts = re.split(r"[_.-]", value)
@@ -4314,21 +4326,30 @@ def _line_end(text: str, start: int) -> int:
     return end
 
 
-def _spaced_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
-    if "bearer" in m.re.groupindex:
-        start, end = m.span("bearer")
-        value = text[start:end]
-        return (start, end) if _looks_random(value) and not _is_placeholder(value) else None
-    if not _is_credential_name(text[m.start("flag"):m.end("flag")]):    # flags recur: --password, -p
-        return None
+def _bearer_span(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
+    start, end = m.span("bearer")
+    value = text[start:end]
+    return (start, end) if _looks_random(value) and not _is_placeholder(value) else None
+
+
+def _flag_span(text: str, m: re.Match[str], key_name: bool) -> Optional[Tuple[int, int]]:
+    """The value after the flag M found, if it is one; KEY_NAME: the flag is a glued key name, so
+    only a random value is."""
     for group in ("double_quoted", "single_quoted", "unquoted"):
         if m.start(group) >= 0:
             start, end = m.span(group)
             value = text[start:end]
-            if value.startswith("-") or _is_placeholder(value):
+            if value.startswith("-") or _is_placeholder(value) or key_name and not _looks_random_key(value):
                 return None
             return (start, end)
     return None
+
+
+def _is_glued_key_flag(flag: str) -> bool:
+    """A flag named by a qualifier's or vendor's key glued into one word (-storagekey,
+    --accountkey), not a bare --key or a --<word>-key: those name object keys, ids and public keys."""
+    last = _last_word(flag)
+    return last != "key" and last.endswith("key") and _is_key_name(flag)
 
 
 def _lowered(text: str) -> str:
@@ -4372,7 +4393,7 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None) -> 
             pos = 0
             while pos >= 0:
                 pos = _named_pass(text, low, lead, pos, full, spans, prose, guessed)
-    spans.extend(_spaced_spans(text, low))
+    spans.extend(_spaced_spans(text, low, guessed))
     spans.extend(_syntax_spans(text, low))
     # Without a colon every prose form has an `is` (`password for bob is X`).
     if prose is None and (":" in text or " is" in low or "\tis" in low):
@@ -4448,18 +4469,20 @@ def _stem_in_separator(low: str, lead: str, start: int, end: int) -> bool:
     return any(literal in low[start:end] for literal in _stem_literals()[lead])
 
 
-def _spaced_spans(text: str, low: str) -> List[Tuple[int, int]]:
-    """Values after a flag (--password x) and bare bearer tokens."""
-    spans = []
-    spaced: List[Callable[[], re.Pattern[str]]] = (
-        [_flag_re] if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else [])
-    if "bearer" in low:
-        spaced.append(_bearer_re)
-    for make_pattern in spaced:
-        for m in make_pattern().finditer(low):
-            span = _spaced_span(text, m)
-            if span is not None:
-                spans.append(span)
+def _spaced_spans(text: str, low: str, guessed: Optional[List[Tuple[int, int]]] = None) -> List[Tuple[int, int]]:
+    """Values after a flag (--password x) and bare bearer tokens; GUESSED: see _named_pass (the
+    value after a glued key name's flag, -storagekey x, goes there)."""
+    spans: List[Tuple[int, int]] = []
+    for m in _flag_re().finditer(low) if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else ():
+        flag = text[m.start("flag"):m.end("flag")]     # flags recur: --password, -p
+        key_name = not _is_credential_name(flag)
+        span = _flag_span(text, m, key_name) if not key_name or _is_glued_key_flag(flag) else None
+        if span is not None:
+            (guessed if key_name and guessed is not None else spans).append(span)
+    for m in _bearer_re().finditer(low) if "bearer" in low else ():
+        span = _bearer_span(text, m)
+        if span is not None:
+            spans.append(span)
     return spans
 
 

@@ -75,6 +75,21 @@ KEPT = {
                                         'echo(f"Rotated {n} password{\'s\' if n != 1 else \'\'}")\n'
                                         "class TokenManager {\n  constructor() {}\n.token {\n  color: red;\n}\n"),
     "a transpiled class's method names": '  }, {\n    key: "readUInt32BigEndian",\n    value: function f() {',
+    "flags with key names and no random value": (
+        "aws s3api get-object --key uploads/3f9a2b7c8d1e4f5061728394.png out\n"
+        "--cache-key node-cache-Linux-x64-npm-%s --storagekey todos-vuejs-2.0\n"
+        "gpg --signingkey 3AA5C34371567BD2 --recv-keys 7EA0A9C3F273FCD8\n" % COMMIT),
+    # Found by a red team on the flags above: object keys, ids, public keys and their copies.
+    "object keys, ids and public keys after key flags": (
+        "aws s3api put-object --bucket b --key Invoice12345.pdf --body Invoice12345.pdf\n"
+        "restore --key 01HZX3K5Q7V8W9ABCDEFGHJKMN\norder 01HZX3K5Q7V8W9ABCDEFGHJKMN shipped\n"
+        "apt-key adv --recv-keys 0xF1656F24C74CD1D8\n"
+        "gpg --default-key 0x3AA5C34371567BD2 --signingkey 0x3AA5C34371567BD2\n"
+        "wg set wg0 --peer-key xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=\n"),
+    "a duo is no vendor, an MD5 after a salt no Tableau token": (
+        'duo_key: duo\nduoKey: "duoQueue"\nDUO_IKEY=DIWJ8X6AEYOR5OMC6TQ1\n'
+        "enc:XUFAKrxLKna5cZ2REBfFkg==:9dd4e461268c8034f5c8564e155c67a6\n"
+        "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8S7Ba16j7p/abc+\n"),
     "an AWS secret's name": 'client.get_secret_value(SecretId="MyDbSecret01")\n"SecretId": "MyTestSecret22"',
     "a ConfigMap's data after a Secret": ("kind: Secret\ndata: {}\n---\nkind: ConfigMap\ndata:\n  # logging\n"
                                           "  LOG_LEVEL: debug\n"),
@@ -157,6 +172,15 @@ REDACTED = {
                              'export SUMOLOGIC_ACCESSID="suDbJw97o9WVo0"',
                              'SUMO_ACCESS_ID = "%s"\nsumologic.accessId = "%s"\n'
                              'export SUMOLOGIC_ACCESSID="%s"' % (M, M, M)),
+    "a key name's flag and a random value": (
+        "AzureStorageCleanup.exe -storagekey %s\nsync --accountkey %s\nstoragekey=%s" % (SECRET, SECRET, SECRET),
+        "AzureStorageCleanup.exe -storagekey %s\nsync --accountkey %s\nstoragekey=%s" % (M, M, M)),
+    "a qualifier's key glued to a word": ("--conf spark.copydata.storageaccountkey=%s \\" % SECRET,
+                                          "--conf spark.copydata.storageaccountkey=%s \\" % M),
+    "Duo's secret key": ('DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s' % (SECRET, SECRET, SECRET),
+                         'DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s' % (M, M, M)),
+    "a glued key's flag value is not looked for elsewhere": ("-storagekey %s\nechoed %s" % (SECRET, SECRET),
+                                                            "-storagekey %s\nechoed %s" % (M, SECRET)),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
