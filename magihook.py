@@ -4179,10 +4179,11 @@ def _in_arn_name(text: str, stem: int) -> bool:
     start = _name_start(text, stem)
     if start == 0 or text[start - 1] != ":":
         return False
-    begin, limit = start - 1, max(0, start - 512)
-    while begin > limit and text[begin - 1] not in " \t\r\n\"'`=,([{<>":
-        begin -= 1
-    return text.startswith("arn:", begin)
+    window = text[max(0, start - 512):start]
+    if "arn:" not in window:
+        return False                  # (a colon before a name is common, an ARN is not)
+    begin = max(map(window.rfind, " \t\r\n\"'`=,([{<>")) + 1     # where the word ending here starts
+    return window.startswith("arn:", begin)
 
 
 def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[Tuple[int, int]]:

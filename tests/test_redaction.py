@@ -221,6 +221,8 @@ ADVERSARIAL = {
     "glued_qualifier_key_eq": "storageaccountkey=" * (MIB // 18),
     "glued_key_flag": " -storagekey -storagekey" * (MIB // 24),
     "tableau_lead": "==:" * (MIB // 3),
+    "colon_names": ":password:$x" * (MIB // 12),
+    "arn_colon_names": "arn::password:$x" * (MIB // 16),
     "yaml_bare_key": "key: " * (MIB // 5),
     "key_dash_quote": "key - '" * (MIB // 7),
     "name_newline_eq": "token\n  = " * (MIB // 10),
