@@ -3145,7 +3145,7 @@ TOKEN_RULES = (
     TokenRule("salesforce-access-token", "!", (), ("00D", (_AN, 12, 12), "!", ("A-Za-z0-9_.", 96, 96)), "00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpiskOGPLhpxYWJ8", "x00DKmjiOuLuzNrU!ImCMNVKlZdIQGgPx63Y_pSRBI7pDHMDa42PWJntsIk8R4hxl47WVdOTxZlJdf78Lbb6A.CSgeQN.DPVJRpiskOGPLhpxYWJ8", needles=("00",), back=15, pattern="(?<=00[A-Za-z0-9]{13}!)[A-Za-z0-9_.]{96}"),  # noqa: E501
     # -- led by "==:": a Tableau personal access token's secret is <16 bytes of base64>==:<32>
     # (not an MD5 in hex: a salt and a digest); the base64 before the lead comes back through BACK.
-    TokenRule("tableau-personal-access-token", "==:", (), ((_B64, 22, 22), "==:", (_AN, 32, 32)), "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8S7Ba16j7p", "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8 is cut", needles=("==:",), back=22, end=False, pattern="(?<=[A-Za-z0-9+/]{22}==:)(?![a-f0-9]{32})[A-Za-z0-9]{32}(?![A-Za-z0-9+/=])"),  # noqa: E501
+    TokenRule("tableau-personal-access-token", "==:", (), ((_B64, 22, 22), "==:", (_AN, 32, 32)), "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8S7Ba16j7p", "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8 is cut", needles=("==:",), back=22, end=False, pattern="(?<=[A-Za-z0-9+/]{22}==:)(?![a-f0-9]{32}|[A-F0-9]{32})[A-Za-z0-9]{32}(?![A-Za-z0-9+/=])"),  # noqa: E501
     # -- led by "dapi" (the lookbehind comes after it)
     TokenRule("databricks-api-token", "dapi", ("dapi",), ((_HEX, 32, 32),), "dapi0466881d611679af7a4b5d558b5e4f4a", "xdapi0466881d611679af7a4b5d558b5e4f4a", pattern="[a-f0-9]{32}(?:-[0-9])?"),  # noqa: E501
 )
@@ -4117,6 +4117,7 @@ _digest_re = _lazy_re(r"(?i:sha(?:1|224|256|384|512)|md5)[-:]")
 # An id in hex: a GPG key's 16 (also as 0x…) or 40 digits, an MD5's 32, a git commit's 40.
 _hex_id_re = _lazy_re(r"(?:0[xX])?(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32}|[0-9a-fA-F]{40})")
 _uuid_re = _lazy_re(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_ulid_re = _lazy_re(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -4130,9 +4131,9 @@ def _is_key_name(name: str) -> bool:
         return True                           # Vault's secret_id (AWS's SecretId is a name: no random value)
     if not words or words[-1][-3:] != "key" and words[-1] != "keys":
         return False
-    # A bare key, keys or Duo's skey (DUO_SKEY, pam_duo.conf's `skey =`) is one as it is; a glued
-    # key (azureFunctionkey, gpgkey, storageaccountkey; not monkey, startkey) needs its qualifier.
-    if words[-1] not in ("key", "keys", "skey"):
+    # A bare key, keys or Duo's skey and akey (DUO_SKEY, pam_duo.conf's `skey =`) is one as it is;
+    # a glued key (azureFunctionkey, gpgkey, storageaccountkey; not monkey, startkey) needs its qualifier.
+    if words[-1] not in ("key", "keys", "skey", "akey"):
         head = words[-1][:-3]
         if not (head in _KEY_QUALIFIERS or any(word in _VENDOR_WORDS for word in words[:-1] + [head])
                 or head.endswith(_GLUED_KEY_QUALIFIERS)):
@@ -4147,14 +4148,14 @@ def _is_key_name(name: str) -> bool:
 def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False) -> bool:
     """16 or more token characters with letters and digits (12 under a vendor's ACCESS_ID: a Sumo
     Logic access id has 14), and no word, slug, path, version, digest (sha512-…, a git commit's 40 hex
-    digits), id (a GPG key's 16 or an MD5's 32 hex digits, a UUID unless under an id's name:
-    Vault's secret_id is one) or build/cache key (Linux-node-3f9a…).  (64 hex digits are
+    digits), id (a GPG key's 16 hex digits, also as 0x…, an MD5's 32, a UUID or ULID unless under
+    an id's name: Vault's secret_id is one) or build/cache key (Linux-node-3f9a…).  (64 hex digits are
     SoftLayer's and Aha!'s keys as often as SHA-256 digests.)"""
     if len(value) < (12 if access_id else 16) or "=" in value.rstrip("=") or _key_value_re().fullmatch(value) is None:
         return False                          # (cheapest first: `a_key=a_key=…` stops at once)
-    if _digest_re().match(value) or (not id_name and _uuid_re().fullmatch(value)) or (
-            len(value) in (16, 18, 32, 40, 42) and _hex_id_re().fullmatch(value)):
-        return False                          # a digest, an id (0xF1656F24C74CD1D8), an MD5, a git commit
+    if _digest_re().match(value) or (len(value) in (16, 18, 32, 34, 40, 42) and _hex_id_re().fullmatch(value)) or (
+            not id_name and (_uuid_re().fullmatch(value) or _ulid_re().fullmatch(value))):
+        return False                          # a digest, an MD5, a git commit, an id (0xF1656F24C74CD1D8, a ULID)
     if "/" in value and not ("+" in value or value.endswith("=")):
         return False                          # a path (base64 with a "/" has a "+" or padding too)
     parts = re.split(r"[_.-]", value)

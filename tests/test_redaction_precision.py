@@ -90,6 +90,11 @@ KEPT = {
         'duo_key: duo\nduoKey: "duoQueue"\nDUO_IKEY=DIWJ8X6AEYOR5OMC6TQ1\n'
         "enc:XUFAKrxLKna5cZ2REBfFkg==:9dd4e461268c8034f5c8564e155c67a6\n"
         "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8S7Ba16j7p/abc+\n"),
+    # Found by a second red team.
+    "a sort key's ULID, an upper-case MD5 after a salt, a 0x MD5": (
+        '{"pkey": "01HGW2N7EXJ3G3B2Q6X9ZC8Y4T", "skey": "01HGW2N7EXJ3G3B2Q6X9ZC8Y5V"}\n'
+        "user1,c2FsdHNhbHRzYWx0c2FsdA==:9E107D9D372BB6826BD81D3542A419D6\n"
+        "--gpgkey 0x9E107D9D372BB6826BD81D3542A419D6\n"),
     "an AWS secret's name": 'client.get_secret_value(SecretId="MyDbSecret01")\n"SecretId": "MyTestSecret22"',
     "a ConfigMap's data after a Secret": ("kind: Secret\ndata: {}\n---\nkind: ConfigMap\ndata:\n  # logging\n"
                                           "  LOG_LEVEL: debug\n"),
@@ -177,8 +182,8 @@ REDACTED = {
         "AzureStorageCleanup.exe -storagekey %s\nsync --accountkey %s\nstoragekey=%s" % (M, M, M)),
     "a qualifier's key glued to a word": ("--conf spark.copydata.storageaccountkey=%s \\" % SECRET,
                                           "--conf spark.copydata.storageaccountkey=%s \\" % M),
-    "Duo's secret key": ('DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s' % (SECRET, SECRET, SECRET),
-                         'DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s' % (M, M, M)),
+    "Duo's secret keys": ('DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s\nDUO_AKEY=%s' % ((SECRET,) * 4),
+                          'DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s\nDUO_AKEY=%s' % ((M,) * 4)),
     "a glued key's flag value is not looked for elsewhere": ("-storagekey %s\nechoed %s" % (SECRET, SECRET),
                                                             "-storagekey %s\nechoed %s" % (M, SECRET)),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
