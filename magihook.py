@@ -3828,7 +3828,7 @@ def _value_pattern() -> str:
     # 16 characters in a second string: "token_type", "bearer" is no pair).
     # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
     # references and code like get_password(), os.environ["X"] or, after a
-    # spaced "=", self.token.
+    # spaced "=", self.token, and after a bare colon a type (password: str).
     return r"""
         (?=(?P<after_name>(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])?
                   (?P<sep>[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
@@ -3836,7 +3836,7 @@ def _value_pattern() -> str:
                          |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
                           &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
                           [ \t]{0,4}=(?!=)[ \t]{0,4}
-                         |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|:)(?![=:])
+                         |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|(?P<colon>:))(?![=:])
                           (?:(?<=[ \t]=)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
                          |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4})?
                                    (?=["'`](?:[^"'`\s]{0,256}[0-9]|[^"'`\s]{16}))
@@ -3846,6 +3846,7 @@ def _value_pattern() -> str:
                          |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
         (?(assign)(?!%s))
+        (?(colon)(?!(?:%s)(?![^\s"'`,;&|<>)\]}\\])))
         (?=@?"(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<single_quoted>[^'\r\n]{0,4096})'
           |`(?P<backquoted>[^`\r\n]{0,4096})`
@@ -3853,7 +3854,7 @@ def _value_pattern() -> str:
           |(?P<scheme>(?:%s)[ \t]{1,4})?
            (?P<unquoted>%s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
-    """ % (_SPACED_CODE_VALUE, _SCHEME_WORDS, _UNQUOTED_VALUE)
+    """ % (_SPACED_CODE_VALUE, "|".join(sorted(_TYPE_WORDS)), _SCHEME_WORDS, _UNQUOTED_VALUE)
 
 
 @functools.lru_cache(maxsize=1)
