@@ -3762,9 +3762,11 @@ _SPACED_CODE_VALUE = (r"(?:(?<=[ \t])|(?<=[ \t]=))(?!(?:%s)[ \t])"
 
 # The most frequent non-credential tails, rejected inside the regex so that
 # "token_count=5" or "MAX_TOKENS_LIMIT=9" never reach Python (the full list
-# is still applied by is_credential_key).
+# is still applied by is_credential_key).  None is a top-level domain: Bundler's
+# BUNDLE_GEMS__EXAMPLE__EMAIL names a host.
 _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path",
-                "file", "used", "usage", "url", "kind")
+                "file", "used", "usage", "url", "kind", "ttl", "mode", "format", "expiry",
+                "port", "user", "header", "prefix")
 
 
 # After a stem: a name character, a quote or a separator; after the name: the separator.
