@@ -4088,8 +4088,8 @@ def _judged_name(text: str, start: int, name_end: int) -> Optional[str]:
     return None
 
 
-# The qualifiers that end a word glued to "key" (storageaccountkey, clientsecretkey): long enough
-# that no other word ends in one.
+# The qualifiers that may end a word glued to "key" (storageaccountkey, clientsecretkey): six
+# letters or more, as a shorter one ends common words (index, hex); a random value is still needed.
 _GLUED_KEY_QUALIFIERS = tuple(sorted(word for word in _KEY_QUALIFIERS if len(word) >= 6))
 # The words before "key" that make it no credential's name whatever its value (a database's, a
 # cache's, a dictionary's key), and the shape of a value that makes any other "key" one.
@@ -4117,7 +4117,7 @@ _key_value_ahead_re = _lazy_re(r"""(?:\\{0,3}["']?\]?|\[[0-9]{0,4}\])"""
                                r"""|[ \t]{1,4}-[ \t]{1,4}(?=["']))["'`]?"""
                                r"[a-z0-9+/_.~-]{12}")
 _digest_re = _lazy_re(r"(?i:sha(?:1|224|256|384|512)|md5)[-:]")
-# An id in hex: a GPG key's 16 (also as 0x…) or 40 digits, an MD5's 32, a git commit's 40.
+# An id in hex, also as 0x…: a GPG key's 16 or 40 digits, an MD5's 32, a git commit's 40.
 _hex_id_re = _lazy_re(r"(?:0[xX])?(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32}|[0-9a-fA-F]{40})")
 _uuid_re = _lazy_re(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ulid_re = _lazy_re(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
@@ -4479,8 +4479,8 @@ def _spaced_spans(text: str, low: str, guessed: Optional[List[Tuple[int, int]]] 
     value after a glued key name's flag, -storagekey x, goes there)."""
     spans: List[Tuple[int, int]] = []
     for m in _flag_re().finditer(low) if "-" in text and any(map(low.__contains__, _FLAG_WORDS)) else ():
-        flag = text[m.start("flag"):m.end("flag")]     # flags recur: --password, -p
-        key_name = not _is_credential_name(flag)
+        flag = text[m.start("flag"):m.end("flag")]
+        key_name = not _is_credential_name(flag)        # remembered: flags recur (--password, -p)
         span = _flag_span(text, m, key_name) if not key_name or _is_glued_key_flag(flag) else None
         if span is not None:
             (guessed if key_name and guessed is not None else spans).append(span)
