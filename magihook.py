@@ -4118,7 +4118,9 @@ _key_value_ahead_re = _lazy_re(r"""(?:\\{0,3}["']?\]?|\[[0-9]{0,4}\])"""
                                r"[a-z0-9+/_.~-]{12}")
 _digest_re = _lazy_re(r"(?i:sha(?:1|224|256|384|512)|md5)[-:]")
 # An id in hex, also as 0x…: a GPG key's 16 or 40 digits, an MD5's 32, a git commit's 40.
-_hex_id_re = _lazy_re(r"(?:0[xX])?(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32}|[0-9a-fA-F]{40})")
+_HEX_ID_DIGITS = (16, 32, 40)
+_HEX_ID_LENGTHS = frozenset(digits + prefix for digits in _HEX_ID_DIGITS for prefix in (0, 2))
+_hex_id_re = _lazy_re(r"(?:0[xX])?(?:%s)" % "|".join("[0-9a-fA-F]{%d}" % n for n in _HEX_ID_DIGITS))
 _uuid_re = _lazy_re(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ulid_re = _lazy_re(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 
@@ -4156,7 +4158,7 @@ def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False
     SoftLayer's and Aha!'s keys as often as SHA-256 digests.)"""
     if len(value) < (12 if access_id else 16) or "=" in value.rstrip("=") or _key_value_re().fullmatch(value) is None:
         return False                          # (cheapest first: `a_key=a_key=…` stops at once)
-    if _digest_re().match(value) or (len(value) in (16, 18, 32, 34, 40, 42) and _hex_id_re().fullmatch(value)) or (
+    if _digest_re().match(value) or (len(value) in _HEX_ID_LENGTHS and _hex_id_re().fullmatch(value)) or (
             not id_name and (_uuid_re().fullmatch(value) or _ulid_re().fullmatch(value))):
         return False                          # a digest, an MD5, a git commit, an id (0xF1656F24C74CD1D8, a ULID)
     if "/" in value and not ("+" in value or value.endswith("=")):
