@@ -2851,7 +2851,7 @@ def _is_bundler_host(key: str) -> bool:
 def _is_vendor_access_id(words: Tuple[str, ...]) -> bool:
     """SUMO_ACCESS_ID, sumologic.accessId: a vendor's access id, the first half of its key pair
     (as AWS's access key id); an access_id of its own is a row's id."""
-    head = words[:-2] if words[-2:] == ("access", "id") else words[:-1] if words[-1] == "accessid" else ()
+    head = words[:-2] if words[-2:] == ("access", "id") else words[:-1] if words[-1:] == ("accessid",) else ()
     return bool(head) and head[-1] in _VENDOR_WORDS
 
 

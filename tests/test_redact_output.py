@@ -74,6 +74,17 @@ def test_hooks_still_get_their_payload_by_their_mode(project, payload):
         assert given["content"] == magihook.REDACTED_TOOL_OUTPUT
 
 
+def test_code_that_compares_a_literal_with_a_nameless_name_comes_back_whole(project):
+    # `"x" == _` once raised IndexError inside the redactor: the call failed and no redacted
+    # output went to the agent.
+    content = 'if "value1" == _:\n    pass\nGITHUB_TOKEN=%s\n' % GITHUB
+    config = write_settings(project, {"redact_tool_output": True})
+    ran = run_cli("run", "--phase", "after_tool", "--config", str(config),
+                  event=after_event(content=content), cwd=str(project))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.json["tool_result"]["content"] == 'if "value1" == _:\n    pass\nGITHUB_TOKEN=%s\n' % MARKER
+
+
 def test_config_shows_the_setting(project):
     config = write_settings(project, {"redact_tool_output": True})
     shown = run_cli("config", "--config", str(config))

@@ -102,6 +102,8 @@ KEPT = {
         "token[i] = x;\naccess_id = 12345\nuser.access_id: 8a7b6c5d4e3f2a1b\ncachekey: a1B2c3D4e5F6g7H8i9J0\n"
         "DB_PASSWORD=\nDB_HOST=localhost\n"),
     "pagination and trace keys": '"nextKey": "a1B2c3D4e5F6g7H8i9J0", "traceKey": "1-5759e988-bd862e3fe1be46a9"',
+    # A literal compared with a name that has no word (it raised IndexError, which failed the call).
+    "a comparison with a nameless name": 'if "value1" == _: pass\nx = "abc" === $;\ntest "abcdefgh" == _1\n',
 
 }
 
