@@ -3741,12 +3741,12 @@ _NAME_STEMS = (
     r"pass(?<=[a-z_]pass)(?![a-z])",    # DB_PASS, smtp_pass, smtppass
     r"pw(?<=[a-z0-9][_.-]pw)(?![a-z])",  # db_pw, cloudant_pw
     r"wd(?<=pwd)", r"wt(?<=jwt)",
-    r"cret(?<=secret)", r"cred", r"conn(?:ection)?[_.-]?str",
+    r"cret(?<=secret)", r"cred", r"conn(?:ection|)[_.-]?str",
     r"cess(?<=access)[_.-]?id(?![a-z])",   # a vendor's access id (SUMO_ACCESS_ID: _is_vendor_access_id)
     r"uth(?<=auth)(?!or(?!iz)|ent)", r"unt(?<=account)",
     r"bearer(?![\"'][ \t]{0,4},)",      # "token_type": "bearer", "x" is no name and value
     r"dsn(?![a-z])",
-    r"sess(?:ion)?id(?![a-z])",     # sessionid=... (a cookie); session_id is an id
+    r"sess(?:ion|)id(?![a-z])",     # sessionid=... (a cookie); session_id is an id
     r"sonar[._-]login(?![a-z])",    # SonarQube's token, by its older name
     r"bundle_(?=[a-z0-9_]{1,80}__)",    # Bundler's credentials for a gem host (_is_bundler_host)
 )
@@ -3759,6 +3759,9 @@ _SCHEME_WORDS = (r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key|ssws|
 _SPACED_CODE_VALUE = (r"(?:(?<=[ \t])|(?<=[ \t]=))(?!(?:%s)[ \t])"
                       r"[a-z_$]{1,64}(?:\.[a-z_$]{1,64}){0,15}(?![^\s\"'`,;&|<>)\]}\\])" % _SCHEME_WORDS)
 
+# A type between a name and its "=" (Go `token string = "x"`, TS `token: string = "x"`, Rust
+# `TOKEN: &'static str = "x"`), after the name's spaces or colon.
+_TYPED_ASSIGNMENT = r"&?(?:'static[ \t]{1,4}|)(?:string|\[\]byte|str|\*string|secretstr)[ \t]{0,4}=(?!=)"
 
 # The most frequent non-credential tails, rejected inside the regex so that
 # "token_count=5" or "MAX_TOKENS_LIMIT=9" never reach Python (the full list
@@ -3807,10 +3810,11 @@ def _name_pattern(stems: Sequence[str], value: str = "") -> str:
     if lead not in _PROSE_LEADS:
         return r"(?:%s)%s%s" % ("|".join(stems), name, value)
     # Group "prose_colon": a colon and a prose value follow the name (zero width, so the name
-    # matches as it would without it); group "prose": no name, but a prose form may follow.
+    # matches as it would without it; inside a lookahead, so that a rejected value is not read
+    # twice, with and without the group); group "prose": no name, but a prose form may follow.
     rest = re.sub(r"\(\?P<\w+>", "(?:", _PROSE_REST)
-    colon = r"(?:(?=[ \t]*:[ \t]*[^\s\"'`<>]{8})(?P<prose_colon>))?"
-    return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=(?:ord|[ _-]key)?%s))" % (
+    colon = r"(?=[ \t]*:[ \t]*[^\s\"'`<>]{8}(?P<prose_colon>)|)"
+    return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=(?:ord|[ _-]key|)%s))" % (
         "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, rest)
 
 
@@ -3831,32 +3835,38 @@ def _value_pattern() -> str:
     # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
     # references and code like get_password(), os.environ["X"] or, after a
     # spaced "=", self.token, and after a bare colon a type (password: str).
+    # The plain separators (= : := =>) are tried first, as most names have one; a colon there
+    # gives way to a typed assignment (`token: str = "x"`), which another branch reads.  An
+    # optional part is an alternation with an empty branch: `(?:x|)` matches as `(?:x)?` does,
+    # in fewer of the engine's steps.  First of all, a colon before a brace, a bracket or the
+    # line's end (YAML's and JSON's `secretKeyRef: {`, `"auth": {`, `password:` + a nested
+    # block) ends the match in two steps: no separator or value would take it.
     return r"""
-        (?=(?P<after_name>(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])?
-                  (?P<sep>[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
-                         |[ \t]{1,4}(?P<statement>)(?=["'][^"'\s]{1,256}["'][ \t]{0,4};)
-                         |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})
-                          &?(?:'static[ \t]{1,4})?(?:string|\[\]byte|str|\*string|secretstr)
-                          [ \t]{0,4}=(?!=)[ \t]{0,4}
-                         |[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|(?P<colon>:))(?![=:])
+        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\]))|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\])))
+        (?=(?P<after_name>(?:(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])|)
+                  (?P<sep>[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|(?P<colon>:)(?![ \t]{0,4}%(typed)s))(?![=:])
                           (?:(?<=[ \t]=)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
-                         |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4})?
+                         |[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
+                         |[ \t]{1,4}(?P<statement>)(?=["'][^"'\s]{1,256}["'][ \t]{0,4};)
+                         |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})%(typed)s[ \t]{0,4}
+                         |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4}|)
                                    (?=["'`](?:[^"'`\s]{0,256}[0-9]|[^"'`\s]{16}))
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4})
                          |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
-        (?(assign)(?!%s))
-        (?(colon)(?!(?:%s)(?![^\s"'`,;&|<>)\]}\\])))
+        (?(assign)(?!%(code)s))
+        (?(colon)(?!(?:%(types)s)(?![^\s"'`,;&|<>)\]}\\])))
         (?=@?"(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<single_quoted>[^'\r\n]{0,4096})'
           |`(?P<backquoted>[^`\r\n]{0,4096})`
           |\\{1,3}"(?P<escaped_quoted>[^"\\\r\n]{0,4096})\\{1,3}"
-          |(?P<scheme>(?:%s)[ \t]{1,4})?
-           (?P<unquoted>%s)
+          |(?:(?P<scheme>(?:%(schemes)s)[ \t]{1,4})|)
+           (?P<unquoted>%(unquoted)s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
-    """ % (_SPACED_CODE_VALUE, "|".join(sorted(_TYPE_WORDS)), _SCHEME_WORDS, _UNQUOTED_VALUE)
+    """ % {"typed": _TYPED_ASSIGNMENT, "code": _SPACED_CODE_VALUE, "types": "|".join(sorted(_TYPE_WORDS)),
+           "schemes": _SCHEME_WORDS, "unquoted": _UNQUOTED_VALUE}
 
 
 @functools.lru_cache(maxsize=1)
@@ -4812,7 +4822,7 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
 # pattern per noun, each starting with its literal, so that the regex engine looks for the noun
 # and reads the rest only where it is; the words before the noun are read afterwards, since a
 # bare `token: X` is the name rules' to judge.
-_PROSE_REST = (r"(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})?(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
+_PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})|)(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
                r"(?P<v>[^\s\"'`<>]{8,256})")
 _PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
                 "api": "api[ _-]?key"}

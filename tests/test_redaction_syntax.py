@@ -202,6 +202,25 @@ def test_a_secretstr_type_after_a_name_that_is_no_credential_is_read_alike_both_
     assert results == ['%s: SecretStr = "%s"' % (name, MARKER)] * 2
 
 
+@pytest.mark.parametrize("text, expected", [
+    ('token: string = "%s"' % S, 'token: string = "%s"' % MARKER),
+    ("const TOKEN: &'static str = \"%s\";" % S, "const TOKEN: &'static str = \"%s\";" % MARKER),
+    ('password: str = "%s"' % S, 'password: str = "%s"' % MARKER),
+    ("secretKeyRef: {name: db, key: password}\n", "secretKeyRef: {name: db, key: password}\n"),
+    ('"auth": {"user": "bob"}, "credentials": [1, 2]', '"auth": {"user": "bob"}, "credentials": [1, 2]'),
+    ("password:\n  file: /run/secrets/db\n", "password:\n  file: /run/secrets/db\n"),
+])
+def test_a_typed_assignment_after_a_colon_and_a_colon_before_a_block_read_alike_both_ways(
+        monkeypatch, text, expected):
+    # The plain separators are tried first: a colon gives way to a typed assignment, and a colon
+    # before a brace, a bracket or the line's end is no value's separator, in both patterns.
+    results = []
+    for full_text in (10 ** 12, 0):
+        monkeypatch.setattr(magihook, "_FULL_TEXT", full_text)
+        results.append(magihook.redact_credentials(text))
+    assert results == [expected] * 2
+
+
 def test_a_page_of_output_compiles_only_the_name_leads_whose_stems_it_holds():
     # Under _PICK_TEXT, a lead whose stem literals ("dsn", "bearer", "pass"...) the text lacks
     # compiles nothing; this page holds only "key".
