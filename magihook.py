@@ -3833,7 +3833,8 @@ def _value_pattern() -> str:
     # value Python holds to a stricter shape (the regex already wants a digit or
     # 16 characters in a second string: "token_type", "bearer" is no pair).
     # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
-    # references and code like get_password(), os.environ["X"] or, after a
+    # references and code like get_password(), os.environ["X"] (the name before
+    # the call is read once: no shorter run ends at a parenthesis) or, after a
     # spaced "=", self.token, and after a bare colon a type (password: str).
     # The plain separators (= : := =>) are tried first, as most names have one; a colon there
     # gives way to a typed assignment (`token: str = "x"`), which another branch reads.  An
@@ -3855,7 +3856,7 @@ def _value_pattern() -> str:
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4})
                          |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
-        (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_][a-z0-9_$.]{0,64}[(\[])
+        (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(call_run)s[(\[])
         (?(assign)(?!%(code)s))
         (?(colon)(?!(?:%(types)s)(?![^\s"'`,;&|<>)\]}\\])))
         (?=@?"(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
@@ -3865,8 +3866,9 @@ def _value_pattern() -> str:
           |(?:(?P<scheme>(?:%(schemes)s)[ \t]{1,4})|)
            (?P<unquoted>%(unquoted)s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
-    """ % {"typed": _TYPED_ASSIGNMENT, "code": _SPACED_CODE_VALUE, "types": "|".join(sorted(_TYPE_WORDS)),
-           "schemes": _SCHEME_WORDS, "unquoted": _UNQUOTED_VALUE}
+    """ % {"call_run": _possessive("[a-z0-9_$.]{0,64}", "call"), "typed": _TYPED_ASSIGNMENT,
+           "code": _SPACED_CODE_VALUE, "types": "|".join(sorted(_TYPE_WORDS)), "schemes": _SCHEME_WORDS,
+           "unquoted": _UNQUOTED_VALUE}
 
 
 @functools.lru_cache(maxsize=1)
