@@ -5307,12 +5307,13 @@ def _names_a_credential(name: Any) -> bool:
 
 def redact_result(result: Mapping[str, Any], removals: Optional[Dict[str, List[str]]] = None) -> Dict[str, Any]:
     """A tool result in redacted mode: its content is never sent, the rest is redacted
-    (REMOVALS: see redact_tree)."""
-    return {
-        key: REDACTED_TOOL_OUTPUT if key == "content" and value is not None else redact_tree(
-            {key: value}, removals)[key]
-        for key, value in result.items()
-    }
+    (REMOVALS: see redact_tree).  The result is walked whole, as its own keys may be
+    credential-shaped and come back renamed; the content keeps its place without being walked."""
+    if result.get("content") is None:
+        return dict(redact_tree(result, removals))
+    redacted: Dict[str, Any] = redact_tree(dict(result, content=None), removals)
+    redacted["content"] = REDACTED_TOOL_OUTPUT
+    return redacted
 
 
 def redact_request(request: Mapping[str, Any], phase: str,

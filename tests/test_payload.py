@@ -243,6 +243,20 @@ def test_redacted_payload_holds_no_credential(project):
     assert JWT not in payload["result"]["metadata"]["note"]
 
 
+def test_a_credential_shaped_key_of_the_result_is_redacted_in_place(project):
+    # A result's own key can hold a credential: it comes back renamed, and the call goes on.
+    event = {"tool": {"name": "bash", "call_id": "c"}, "request": {"command": "ls"},
+             "result": {"content": "x", "password=hunter2xyz": 1, "exit_code": 0}}
+    result = run_capture(project, event, payload="redacted", phase="after_tool")
+    assert result.returncode == 0
+    received = (project / "stdin.json").read_text()
+    assert "hunter2xyz" not in received
+    assert json.loads(received)["result"] == {
+        "content": "<redacted:tool-output>",
+        "password=<redacted:credential>": {"redacted": True, "kind": "credential", "bytes": 1},
+        "exit_code": 0}
+
+
 def test_full_payload_keeps_credentials_for_trusted_hooks(project):
     event = {"tool": {"name": "web_search", "call_id": "c"}, "request": {"query": GITHUB}}
     run_capture(project, event, payload="full")
