@@ -1373,6 +1373,21 @@ def settings_layers(
     return found
 
 
+def folder_problem(path: str) -> Optional[str]:
+    """Why a folder an event names is no path, or None: no folder has a path past PATH_MAX (and
+    walking up a huge one would take long), a NUL byte would cut it short in every system call,
+    and a lone surrogate has no bytes to name a file by (os.fsencode refuses it)."""
+    if len(path) > CWD_MAX_CHARS:
+        return "longer than %d characters" % CWD_MAX_CHARS
+    if "\x00" in path:
+        return "contains a NUL byte"
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        return "holds a character no path can be written with"
+    return None
+
+
 def project_settings(cwd: str, home: Optional[str]) -> Optional[Tuple[str, str]]:
     """The nearest `.magi-code/settings.json` or `.toml` in cwd or a folder above it, as (path,
     found_by) with found_by relative to cwd (`./.magi-code/...`, `../../.magi-code/...`); None
@@ -1382,9 +1397,9 @@ def project_settings(cwd: str, home: Optional[str]) -> Optional[Tuple[str, str]]
     This runs on every call: one stat a level (the `.magi-code` folder), the file names only
     where that folder exists, and the home check only there (a bind-mounted home is still seen).
     """
-    if len(cwd) > CWD_MAX_CHARS:
-        # No folder has such a path (PATH_MAX), and walking up a huge one would take long.
-        raise InputError("$.context.cwd: longer than %d characters" % CWD_MAX_CHARS)
+    problem = folder_problem(cwd)
+    if problem:
+        raise InputError("$.context.cwd: %s" % problem)
     folder, up = os.path.realpath(cwd), 0
     while folder != home:
         base = os.path.join(folder, SETTINGS_FOLDER)
@@ -2317,8 +2332,9 @@ def _parse_context(raw: Any, cwd: Optional[str]) -> Dict[str, Any]:
                                         ", ".join(INVOCATION_MODES))
         )
     base = os.getcwd() if cwd is None else cwd
-    if context["cwd"] and "\x00" in context["cwd"]:
-        raise InputError("$.context.cwd: contains a NUL byte")
+    problem = context["cwd"] and folder_problem(context["cwd"])
+    if problem:
+        raise InputError("$.context.cwd: %s" % problem)
     context["cwd"] = os.path.join(base, context["cwd"]) if context["cwd"] else base
     return context
 
@@ -7810,6 +7826,9 @@ def _agent_message_event(agent: Agent, phase: str, document: Mapping[str, Any],
 def _agent_context(agent: Agent, document: Mapping[str, Any], cwd: Optional[str]) -> Dict[str, Any]:
     base = os.getcwd() if cwd is None else cwd
     given = document.get("cwd")
+    problem = isinstance(given, str) and given and folder_problem(given)
+    if problem:
+        raise InputError("$.cwd: %s" % problem)
     context: Dict[str, Any] = {
         "cwd": os.path.join(base, given) if isinstance(given, str) and given else base,
         "session_id": _string_or_none(document.get("session_id")),
@@ -10480,7 +10499,7 @@ def event_cwd(document: Any) -> Optional[str]:
 
 def given_folder(given: Any) -> Optional[str]:
     """A folder an event names, relative to ours; None when it names none usable."""
-    if not isinstance(given, str) or not given or "\x00" in given:
+    if not isinstance(given, str) or not given or folder_problem(given):
         return None
     return os.path.join(os.getcwd(), given)
 

@@ -1499,6 +1499,8 @@ GEMINI_DENIED = {"decision": "deny", "reason": UNREADABLE, "continue": False,
 
 
 @pytest.mark.parametrize("agent,stdin,expected,message", [
+    ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "rm -rf \udcff"}'),
+     CLAUDE_DENIED, "input is not valid UTF-8 (byte 108)"),
     # A Bash timeout of 400 digits (in ms) once made adapt exit 1: Claude Code ran the tool.
     ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "rm -rf x", "timeout": %s}'
                             % HUGE),
@@ -1506,8 +1508,13 @@ GEMINI_DENIED = {"decision": "deny", "reason": UNREADABLE, "continue": False,
          CLAUDE_DENIED["hookSpecificOutput"], permissionDecisionReason=(
              "This tool call was blocked because the local hook layer failed unexpectedly."))),
      "internal error (OverflowError); please report it (MAGIHOOK_DEBUG=1 shows the traceback)"),
-    ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "rm -rf \udcff"}'),
-     CLAUDE_DENIED, "input is not valid UTF-8 (byte 108)"),
+    # A cwd that names no path (a lone surrogate) once failed as an internal error.
+    ("claude-code", b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": "/tmp/\\ud800",'
+                    b' "tool_input": {"command": "ls"}}',
+     CLAUDE_DENIED, "$.cwd: holds a character no path can be written with"),
+    ("claude-code", b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": "/tmp/\\u0000",'
+                    b' "tool_input": {"command": "ls"}}',
+     CLAUDE_DENIED, "$.cwd: contains a NUL byte"),
     ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "ls", "timeout": NaN}'),
      CLAUDE_DENIED, "input is not valid JSON: NaN is not valid JSON"),
     ("codex", crafted("codex", "PreToolUse", '["rm", "-rf", "x"]'),

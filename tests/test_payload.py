@@ -321,6 +321,9 @@ def test_unencodable_path_and_nul_cwd(project):
     bad = bash_event(context={"cwd": "/tmp/x\x00y"})
     result = run_capture(project, bad)
     assert (result.returncode, result.stderr) == (2, "magihook: $.context.cwd: contains a NUL byte\n")
+    result = run_capture(project, bash_event(context={"cwd": "/tmp/x\ud800"}))
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "magihook: $.context.cwd: holds a character no path can be written with\n")
 
 
 def test_payload_ref_folder_is_removed_with_what_the_hook_put_in_it(project, tmp_path):
