@@ -7856,7 +7856,7 @@ def _agent_request(agent: Agent, row: ToolRow, raw: Mapping[str, Any], cwd: str)
         if target == "path":
             value = _relative_path(value, cwd)
         elif (agent_tool, field) in agent.millisecond_fields and _is_number(value):
-            value = _as_int_if_integral(value / 1000)
+            value = _milliseconds_as_seconds(value)
         request[target] = value
     if isinstance(request.get("command"), list):  # an argv, as older shells sent it
         import shlex
@@ -7872,6 +7872,24 @@ def _agent_request(agent: Agent, row: ToolRow, raw: Mapping[str, Any], cwd: str)
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _milliseconds_as_seconds(value: Union[int, float]) -> Any:
+    """A JSON number of milliseconds in seconds.  An integer too big for a float (a model can
+    write any number in a tool's input) loses its fraction of a second instead of raising."""
+    if isinstance(value, int):
+        whole, part = divmod(value, 1000)
+        return whole if part == 0 or abs(value) >= 2 ** 53 else value / 1000
+    return _as_int_if_integral(value / 1000)
+
+
+def _seconds_as_milliseconds(value: Union[int, float]) -> Any:
+    """A JSON number of seconds in milliseconds; a float that becomes infinite (no JSON number)
+    is multiplied as the integer it is."""
+    product = value * 1000
+    if abs(product) == float("inf"):
+        return int(value) * 1000
+    return _as_int_if_integral(product)
 
 
 def _gemini_line_range(raw: Mapping[str, Any]) -> Dict[str, Any]:
@@ -8416,7 +8434,7 @@ def _agent_tool_call(agent: Agent, event: ToolEvent) -> Tuple[str, Dict[str, Any
         if target == "path":
             value = _absolute_path(value, cwd)
         elif (name, field) in agent.millisecond_fields and _is_number(value):
-            value = _as_int_if_integral(value * 1000)
+            value = _seconds_as_milliseconds(value)
         tool_input[field] = value
     return name, tool_input
 
@@ -9448,13 +9466,14 @@ def _import_timeout(agent: Agent, phase: str, timeout: Any, path: List[Any],
     timeouts = INHERITED_SETTINGS_BY_KEY["timeout_seconds"]
     least, most = timeouts.minimum, timeouts.maximum
     assert least is not None and most is not None  # an integer setting has both bounds
-    given = _is_number(timeout) and math.isfinite(timeout)
+    given = _is_number(timeout) and (isinstance(timeout, int) or math.isfinite(timeout))
     in_ms = given and agent.hook_timeout_ms_from is not None and timeout >= agent.hook_timeout_ms_from
-    wanted = timeout / 1000 if in_ms else timeout
+    wanted = _milliseconds_as_seconds(timeout) if in_ms else timeout
     seconds = min(most, max(least, int(math.ceil(wanted)))) if given else most
     if given and seconds != wanted:
-        report.append("%s: %g %s became %d s (magihook allows %d to %d)%s" % (
-            json_path(path), timeout, "ms" if in_ms else "s", seconds, least, most,
+        report.append("%s: %s %s became %d s (magihook allows %d to %d)%s" % (
+            json_path(path), ("%d" if isinstance(timeout, int) else "%g") % timeout,
+            "ms" if in_ms else "s", seconds, least, most,
             "; a guard stopped by it blocks the call" if seconds < wanted and
             phase == "before_tool" else ""))
     elif not given and phase == "before_tool":

@@ -1131,6 +1131,19 @@ def test_import_errors(project):
         "magihook import: $.hooks: no Claude Code hooks section; nothing to import\n")
 
 
+def test_import_reads_a_timeout_no_float_holds(project):
+    # A 400-digit timeout once made import fail with an internal error (OverflowError).
+    source = project / "claude.json"
+    source.write_text('{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", '
+                      '"command": "./g.sh", "timeout": %s}]}]}}' % HUGE)
+    result = run_cli("import", "claude-code", str(source), cwd=project)
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["hooks"]["before_tool"][0]["timeout_seconds"] == 60
+    assert result.stderr.splitlines()[0] == (
+        "magihook import: $.hooks.PreToolUse[0].hooks[0].timeout: %s s became 60 s (magihook "
+        "allows 1 to 60); a guard stopped by it blocks the call" % HUGE)
+
+
 def test_python_api_round_trip(project):
     """adapt_event + run_phase + agent_answer is what the CLI does, callable in-process."""
     settings = magihook.settings_from_document({"hooks": {"enabled": True, "before_tool": [
@@ -1501,13 +1514,6 @@ GEMINI_DENIED = {"decision": "deny", "reason": UNREADABLE, "continue": False,
 @pytest.mark.parametrize("agent,stdin,expected,message", [
     ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "rm -rf \udcff"}'),
      CLAUDE_DENIED, "input is not valid UTF-8 (byte 108)"),
-    # A Bash timeout of 400 digits (in ms) once made adapt exit 1: Claude Code ran the tool.
-    ("claude-code", crafted("claude-code", "PreToolUse", '{"command": "rm -rf x", "timeout": %s}'
-                            % HUGE),
-     dict(CLAUDE_DENIED, hookSpecificOutput=dict(
-         CLAUDE_DENIED["hookSpecificOutput"], permissionDecisionReason=(
-             "This tool call was blocked because the local hook layer failed unexpectedly."))),
-     "internal error (OverflowError); please report it (MAGIHOOK_DEBUG=1 shows the traceback)"),
     # A cwd that names no path (a lone surrogate) once failed as an internal error.
     ("claude-code", b'{"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": "/tmp/\\ud800",'
                     b' "tool_input": {"command": "ls"}}',
@@ -1542,6 +1548,25 @@ def test_adapt_crafted_events_get_the_fail_closed_answer(project, agent, stdin, 
     assert (result.returncode, result.stderr) == (0, "")
     assert result.json == dict(expected, systemMessage="magihook: " + message)
     assert not (project / "captured.jsonl").exists()
+
+
+def test_a_timeout_no_float_holds_is_carried_in_whole_seconds_both_ways(project):
+    # A Bash timeout of 400 digits (ms) once made adapt exit 1 (Claude Code ran the tool), then
+    # fail closed as an internal error; a model can write any number there.  Back in an
+    # agent's words, a seconds timeout whose milliseconds are past float range could not be
+    # sent to a dialect hook at all.
+    settings = capture_settings(project)
+    stdin = crafted("claude-code", "PreToolUse", '{"command": "ls", "timeout": %s1}' % HUGE)
+    result = run_cli("adapt", "claude-code", "--config", settings, stdin=stdin, cwd=project)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert captured(project)[0]["stdin"]["request"]["timeout"] == 10 ** 398
+    (project / "captured.jsonl").unlink()
+    settings = config(project, before_tool=[dialect_hook("claude-code", "capture.py")])
+    event = bash_event()
+    event["request"]["timeout"] = 1e306
+    result = run_phase_cli(project, "before_tool", settings, event)
+    assert statuses(result) == [("hook_lifecycle", "started"), ("hook_lifecycle", "success")]
+    assert captured(project)[0]["stdin"]["tool_input"]["timeout"] == int(1e306) * 1000
 
 
 def test_adapt_crafted_events_magihook_wraps_nothing_for_pass_through(project):
