@@ -3831,10 +3831,12 @@ def _name_pattern(stems: Sequence[str], value: str = "") -> str:
         return r"(?:%s)%s%s" % ("|".join(stems), name, value)
     # Group "prose_colon": a colon and a prose value follow the name (zero width, so the name
     # matches as it would without it; inside a lookahead, so that a rejected value is not read
-    # twice, with and without the group); group "prose": no name, but a prose form may follow.
+    # twice, with and without the group); group "prose": no name, but a prose form may follow,
+    # which starts with a space, a colon or the rest of a longer noun (one check, before the
+    # several that most stems in text, failed names, would otherwise take).
     rest = re.sub(r"\(\?P<\w+>", "(?:", _PROSE_REST)
     colon = r"(?=[ \t]*:[ \t]*[^\s\"'`<>]{8}(?P<prose_colon>)|)"
-    return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=(?:ord|[ _-]key|)%s))" % (
+    return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=[ \t:o_-])(?=(?:ord|[ _-]key|)%s))" % (
         "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, rest)
 
 
@@ -4843,7 +4845,8 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
 # A credential in prose: `Your API key: X`, `password for bob: X`, `the password is X`.  One
 # pattern per noun, each starting with its literal, so that the regex engine looks for the noun
 # and reads the rest only where it is; the words before the noun are read afterwards, since a
-# bare `token: X` is the name rules' to judge.
+# bare `token: X` is the name rules' to judge.  It starts with a space, a tab or a colon:
+# _name_pattern checks that first.
 _PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})|)(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
                r"(?P<v>[^\s\"'`<>]{8,256})")
 _PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
