@@ -3857,7 +3857,8 @@ def _value_pattern() -> str:
     # Values that are plainly not secrets never reach Python: $VAR / ${VAR}
     # references and code like get_password(), os.environ["X"] (the name before
     # the call is read once: no shorter run ends at a parenthesis) or, after a
-    # spaced "=", self.token, and after a bare colon a type (password: str).
+    # spaced "=", self.token, and after a bare colon a type (password: str) or the empty default
+    # of a shell expansion (`${PASSWORD:-}`).
     # The plain separators (= : := =>) are tried first, as most names have one; a colon there
     # gives way to a typed assignment (`token: str = "x"`), which another branch reads.  An
     # optional part is an alternation with an empty branch: `(?:x|)` matches as `(?:x)?` does,
@@ -3880,7 +3881,7 @@ def _value_pattern() -> str:
                          |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(call_run)s[(\[])
         (?(assign)(?!%(code)s))
-        (?(colon)(?!(?:%(types)s)(?![^\s"'`,;&|<>)\]}\\])))
+        (?(colon)(?!-\}|(?:%(types)s)(?![^\s"'`,;&|<>)\]}\\])))
         (?=@?"(?P<double_quoted>(?:[^"\\\r\n]|\\[^\r\n]){0,4096})"
           |'(?P<single_quoted>[^'\r\n]{0,4096})'
           |`(?P<backquoted>[^`\r\n]{0,4096})`
