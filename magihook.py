@@ -3746,8 +3746,9 @@ def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
 _NAME_STEMS = (
     r"ken(?<=token)(?!s(?![a-z])|iz)",
     # "key" alone (dict keys, "key: value" in YAML) is no credential name:
-    # only a key glued to another word (api_key, keyId) goes on.
-    r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?:(?<=[a-z0-9_.-]key)|(?=[a-z0-9_.-]))",
+    # only a key glued to another word (api_key, keyId) goes on.  One lookahead for both
+    # sides: a group of two would try a failed name a second time (secretKeyRef: {).
+    r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?=(?<=[a-z0-9_.-]key)|[a-z0-9_.-])",
     # ... or before "=" or " - '" (not `key:`: YAML's every key, a transpiled class's method
     # names) and a run of token characters (`using key = 81a1…`): a name that only a random
     # value makes a credential (_is_key_name).
