@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         Callable,
         Dict,
         FrozenSet,
+        Iterable,
         Iterator,
         List,
         Mapping,
@@ -2536,11 +2537,11 @@ def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str]
             return "command uses . (source)"
         name = text.rsplit("/", 1)[-1]
         if name in _SHELLS:
-            reason = _shell_rejection(_command_arguments(tokens[index + 1:]), at_command)
+            reason = _shell_rejection(_command_arguments(tokens, index + 1), at_command)
             if reason is not None:
                 return reason
         if at_command and name in ("env", "timeout"):
-            arguments = _command_arguments(tokens[index + 1:])
+            arguments = _command_arguments(tokens, index + 1)
             if name == "env":
                 reason = _split_string_rejection(arguments)
                 if reason is not None:
@@ -2555,21 +2556,21 @@ def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str]
         return None
     for index, piece in enumerate(pieces):
         if any(value.rsplit("/", 1)[-1] in _SHELLS for value in _glued_values(piece)):
-            reason = _shell_rejection(pieces[index + 1:], False)
+            reason = _shell_rejection((pieces[i] for i in range(index + 1, len(pieces))), False)
             if reason is not None:
                 return reason
     return None
 
 
-def _split_string_rejection(arguments: Sequence[str]) -> Optional[str]:
+def _split_string_rejection(arguments: Iterator[str]) -> Optional[str]:
     """What `env -S STRING` (-SSTRING, --split-string[=]STRING) runs: STRING split into words, a
     command of its own (`env -Ssh` runs a shell that reads the payload as commands)."""
-    for index, word in enumerate(arguments):
+    for word in arguments:
         if not word.startswith("-") or word == "--":
             return None
         split = None
         if word in ("-S", "--split-string"):
-            split = arguments[index + 1] if index + 1 < len(arguments) else ""
+            split = next(arguments, "")
         elif word.startswith("--split-string="):
             split = word[len("--split-string="):]
         elif re.match(r"^-[iv0]*S", word):
@@ -2580,14 +2581,19 @@ def _split_string_rejection(arguments: Sequence[str]) -> Optional[str]:
     return None
 
 
-def _timeout_arguments(arguments: Sequence[str]) -> int:
+def _timeout_arguments(arguments: Iterator[str]) -> int:
     """How many of the words after `timeout` are its own (options, their values, the duration):
     the word after them is the command it runs, at a command's place."""
     count = 0
-    while count < len(arguments) and arguments[count].startswith("-") and arguments[count] != "--":
-        count += 2 if arguments[count] in ("-s", "-k", "--signal", "--kill-after") else 1
-    if count < len(arguments) and arguments[count] == "--":
+    for word in arguments:
+        if not word.startswith("-"):
+            break
         count += 1
+        if word == "--":
+            break
+        if word in ("-s", "-k", "--signal", "--kill-after"):
+            count += 1      # its value
+            next(arguments, None)
     return count + 1     # the duration
 
 
@@ -2595,22 +2601,23 @@ def _is_redirection(operator: str) -> bool:
     return ("<" in operator or ">" in operator) and not any(c in operator for c in ";|(")
 
 
-def _command_arguments(tokens: Sequence[Tuple[bool, str]]) -> List[str]:
-    """The words of one simple command, up to its end, without its redirections."""
-    words: List[str] = []
+def _command_arguments(tokens: Sequence[Tuple[bool, str]], start: int) -> Iterator[str]:
+    """The words of one simple command from START to its end, without its redirections, one at
+    a time: each reader stops at its first non-option word, which keeps preflight linear in a
+    command of many shell words (`sh sh sh …`)."""
     target = False
-    for index, (is_operator, text) in enumerate(tokens):
+    for index in range(start, len(tokens)):
+        is_operator, text = tokens[index]
         if is_operator and not _is_redirection(text):
-            break
+            return
         # A digit word before a redirection is its descriptor (`2>err`), not a script.
         descriptor = text.isdigit() and index + 1 < len(tokens) and tokens[index + 1][0]
         if not is_operator and not target and not descriptor:
-            words.append(text)
+            yield text
         target = is_operator
-    return words
 
 
-def _shell_rejection(arguments: Sequence[str], at_command: bool) -> Optional[str]:
+def _shell_rejection(arguments: Iterable[str], at_command: bool) -> Optional[str]:
     """Why a shell given ARGUMENTS runs a command string or its stdin, or None when it runs a
     script.  Without a script a shell reads stdin: a rejection where it is the command."""
     takes_value = False

@@ -187,3 +187,19 @@ def test_no_accepted_command_makes_bash_change_directory_or_reparse(tmp_path):
                                    stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                    timeout=60)
         assert "CD-RAN" not in completed.stdout, command
+
+
+# A hang detector, not a speed check: CPU time, and a bound far past any linear pass.  Each
+# shell, env or timeout word once read the rest of the command again: 60 KB of `sh sh …` took
+# 15 s in every call that ran the hook, 256 KiB minutes.
+HANG_CPU_SECONDS = 20
+
+
+@pytest.mark.parametrize("word", ["sh ", "env ", "timeout 5 ", "'sh' ", "sudo sh ", "sh -x "])
+def test_preflight_of_a_long_command_of_shell_words_stays_linear(word):
+    import time
+
+    command = (word * (256 * 1024 // len(word)))
+    start = time.process_time()
+    magihook.preflight_rejection(command, True)
+    assert time.process_time() - start < HANG_CPU_SECONDS
