@@ -8600,9 +8600,11 @@ def _decided(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome, sourc
 def _injection(hook: HookDefinition, texts: Sequence[Any]) -> Injection:
     """Each text as one user context item, validated by the spec's context_items rules.
 
-    A missing or blank text is no item; a non-string one fails validation (empty_content).
+    A missing or blank text is no item; a non-string one fails validation (empty_content): it
+    goes as 0, as a hook's value may be one no JSON carries (1e400 read as inf) or nested too
+    deeply to write again.
     """
-    items = [{"role": "user", "content": text} for text in texts
+    items = [{"role": "user", "content": text if isinstance(text, str) else 0} for text in texts
              if text is not None and not (isinstance(text, str) and not text.strip())]
     return parse_context_items(dump_json({"context_items": items}), hook.provider_context_max_bytes)
 

@@ -1189,6 +1189,8 @@ def test_import_reports_malformed_sections(project):
     ("printf '%s' '{\"hookSpecificOutput\": {\"additionalContext\": 5}}'", "empty_content"),
     ("printf '%s' '{\"hookSpecificOutput\": {\"additionalContext\": \"  \"}}'", "success"),
     ("exit 3", "hook_failed"),
+    # A number no JSON output carries (1e400 reads as inf) once raised ValueError.
+    ("printf '%s' '{\"hookSpecificOutput\": {\"additionalContext\": 1e400}}'", "empty_content"),
 ])
 def test_dialect_injection_statuses(project, body, status):
     (project / ".hooks").mkdir()
