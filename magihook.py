@@ -5100,8 +5100,8 @@ class _SecondLook:
         if isinstance(original, dict) and isinstance(redacted, dict) and len(original) == len(redacted):
             # redact_tree keeps the key order (a key it redacted into another's text aside).
             return {key: self.walk(item, before) for (key, item), before in zip(redacted.items(), original.values())}
-        if isinstance(original, list) and isinstance(redacted, list) and len(original) == len(redacted):
-            argv = redact_argv(original, self.found)
+        if isinstance(original, (list, tuple)) and isinstance(redacted, list) and len(original) == len(redacted):
+            argv = redact_argv(original if isinstance(original, list) else list(original), self.found)
             return [self.argv_item(line) if line is not before and isinstance(item, str) else self.walk(item, before)
                     for item, before, line in zip(redacted, original, argv)]
         return redacted
@@ -5128,7 +5128,7 @@ def _redact_copies(value: Any, secrets: Sequence[str]) -> Any:
         return _replace_spans(value, spans) if spans else value
     if isinstance(value, dict):
         return {_redact_copies(key, secrets): _redact_copies(item, secrets) for key, item in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_redact_copies(item, secrets) for item in value]
     return value
 
@@ -5272,7 +5272,7 @@ class _TreeRedactor:
                 else:
                     redacted[sent] = self.tree(item)
             return redacted
-        if isinstance(value, list):
+        if isinstance(value, (list, tuple)):    # a tuple from an API caller is an array too
             redacted_items = []
             pair = len(value) == 2 and _names_a_credential(value[0])  # ["X-Api-Key", value]
             for index, item in enumerate(value):
@@ -5304,7 +5304,7 @@ def _marked(value: Any) -> Any:
         return REDACTION_MARKER
     if isinstance(value, dict):
         return {key: _marked(item) for key, item in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_marked(item) for item in value]
     return value
 
@@ -7473,7 +7473,8 @@ def run_phase(
                   tuples), str, int, finite float, bool, None.  Anything else, or a malformed
                   event, raises InputError naming the JSON path.  The event is not modified;
                   after a tool, the result's `tool_result` is the event's `result` object itself
-                  (unless hooks.redact_tool_output is on).
+                  (unless hooks.redact_tool_output is on, or the event holds a tuple: then a
+                  copy with lists for tuples).
     session_path  also append every event to this JSON Lines file (see SessionFile).  If it
                   cannot be written, a warning says so and the call goes on.
     cwd           what a relative or missing `context.cwd` is resolved against (os.getcwd()).
@@ -7488,6 +7489,10 @@ def run_phase(
     problem = _json_event_problem(event)
     if problem is not None:
         raise InputError(problem)
+    if _holds_tuple(event):
+        # Past this point an array is a list, as the walks that redact and summarize read it (a
+        # tuple's strings once reached a redacted-payload hook as they were).
+        event = json.loads(dump_json(event))
     return _run_phase(settings, phase, event, session_path, cwd, on_row)
 
 
@@ -7574,6 +7579,21 @@ def _json_event_problem(value: Any) -> Optional[str]:
         elif item is not None and not isinstance(item, (str, int, float)):
             return "%s: expected a JSON value, got %s" % (json_path(path), type(item).__name__)
     return None
+
+
+def _holds_tuple(value: Any) -> bool:
+    level = [value]
+    while level:
+        below: List[Any] = []
+        for item in level:
+            if isinstance(item, tuple):
+                return True
+            if isinstance(item, dict):
+                below.extend(item.values())
+            elif isinstance(item, list):
+                below.extend(item)
+        level = below
+    return False
 
 
 def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent) -> str:

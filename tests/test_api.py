@@ -184,6 +184,27 @@ def test_tuples_count_as_arrays(project):
     assert json.loads((project / "payload.json").read_text())["request"] == {"argv": ["a", "b"]}
 
 
+def test_a_tuple_s_strings_are_redacted_as_a_list_s(project):
+    # A tuple's strings once reached a redacted-payload hook and the model as they were.
+    write_script(project, "cap.sh", "#!/bin/sh\ncat > payload.json\n")
+    settings = magihook.settings_from_document({"hooks": {
+        "enabled": True, "redact_tool_output": True,
+        "after_tool": [{"command": "./cap.sh", "payload": "redacted"}]}})
+    secret = "password=hunter2xyz"
+    event = after_event(request={"command": "ls", "argv": ("--password", "hunter2xyz")},
+                        content="ok")
+    event["result"]["metadata"] = {"lines": (secret, "seen: hunter2xyz")}
+    result = magihook.run_phase(settings, "after_tool", event, cwd=str(project))
+    payload = json.loads((project / "payload.json").read_text())
+    assert payload["request"]["argv"] == [
+        "--password", {"redacted": True, "kind": "credential", "bytes": 10}]
+    assert payload["result"]["metadata"] == {"lines": [
+        "password=<redacted:credential>", "seen: <redacted:credential>"]}
+    assert result["tool_result"]["metadata"] == payload["result"]["metadata"]
+    assert magihook.redact_tree(("--password", "hunter2xyz")) == payload["request"]["argv"]
+    assert magihook.redact_tool_result((secret,)) == ["password=<redacted:credential>"]
+
+
 # --- nothing leaks over 1,000 calls -------------------------------------------------------------
 
 def open_fds():
