@@ -5423,23 +5423,31 @@ def payload_envelope(
     legacy: Mapping[str, Any],
 ) -> Dict[str, Any]:
     """The `magi-code.tool_hook` v1 envelope, in the spec's field order."""
+    redacted = hook.payload == "redacted"
     envelope = {
         "schema": PAYLOAD_SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "phase": event.phase,
         "hook": {"label": hook.label, "index": hook.index, "failure_policy": hook.failure_policy,
                  "payload_mode": hook.payload},
-        "tool": {"name": event.tool_name, "call_id": event.call_id},
-        "context": dict(((key, event.context[key]) for key in CONTEXT_KEYS),
+        "tool": {"name": event.tool_name, "call_id": _envelope_string(event.call_id, redacted)},
+        "context": dict(((key, _envelope_string(event.context[key], redacted)) for key in CONTEXT_KEYS),
                         timestamp=utc_timestamp()),
         "affected_paths": affected_paths(event, hook.payload),
         "payload": payload,
         "payload_ref": payload_ref,
-        "cwd": event.context["cwd"],
+        "cwd": _envelope_string(event.context["cwd"], redacted),
         "payload_mode": hook.payload,
     }
     envelope.update(legacy)
     return envelope
+
+
+def _envelope_string(value: Any, redacted: bool) -> Any:
+    """An id or a folder of the envelope as a hook sees it: in redacted mode with its
+    credential-shaped substrings redacted, as in any other string (the agent sets them, and an
+    id can hold a credential)."""
+    return redact_credentials(value) if redacted and isinstance(value, str) else value
 
 
 @data_class

@@ -257,6 +257,24 @@ def test_a_credential_shaped_key_of_the_result_is_redacted_in_place(project):
         "exit_code": 0}
 
 
+def test_the_envelope_s_ids_and_folders_are_redacted_in_redacted_mode(project):
+    # The agent sets them; a credential in one once reached a redacted hook as it was, while the
+    # records redacted the same call id.
+    context = {"session_id": GITHUB, "agent_id": "password=hunter2xyz", "turn_id": "token=" + GITHUB,
+               "cwd": str(project)}
+    event = dict(bash_event(call_id="password=hunter2xyz"), context=context)
+    run_capture(project, event, payload="redacted")
+    received = json.loads((project / "stdin.json").read_text())
+    assert received["tool"]["call_id"] == "password=<redacted:credential>"
+    assert {key: received["context"][key] for key in ("session_id", "agent_id", "turn_id", "cwd")} == {
+        "session_id": "<redacted:credential>", "agent_id": "password=<redacted:credential>",
+        "turn_id": "token=<redacted:credential>", "cwd": str(project)}
+    run_capture(project, event, payload="full")
+    received = json.loads((project / "stdin.json").read_text())
+    assert (received["tool"]["call_id"], received["context"]["session_id"]) == (
+        "password=hunter2xyz", GITHUB)
+
+
 def test_full_payload_keeps_credentials_for_trusted_hooks(project):
     event = {"tool": {"name": "web_search", "call_id": "c"}, "request": {"query": GITHUB}}
     run_capture(project, event, payload="full")
