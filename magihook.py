@@ -7509,12 +7509,14 @@ def _run_phase(
     cwd: Optional[str] = None, on_row: Optional[Callable[[Mapping[str, Any]], None]] = None,
     owns_process: bool = False, deliver_context: bool = True,
     on_failure: Optional[Callable[[HookDefinition, HookOutcome], None]] = None,
+    redact_result: bool = True,
 ) -> PhaseResult:
     """run_phase for an event known to be plain JSON (decode_event's output): the CLI skips the
     API's walk over the whole event, which grows with the event (up to EVENT_MAX_VALUES).
     `owns_process`: see start_hook; `on_failure`: see PhaseRun.  `deliver_context` false: no
     context item reaches the provider (an agent's end-of-turn event), so valid items are audited
-    as `not_delivered` and not returned."""
+    as `not_delivered` and not returned.  `redact_result` false: `tool_result` is the event's
+    result as it is, for a caller that redacts another copy of it (adapt: the agent's own)."""
     tool_event = parse_event(phase, event, cwd)
     hooks = matching_hooks(settings, phase, tool_event.tool_name) if tool_event.wrapped else []
     session = SessionFile(session_path) if session_path and hooks else None
@@ -7533,7 +7535,7 @@ def _run_phase(
                 verdict = _refuse_untrusted(run, refused, tool_event)
     finally:
         run.close()
-    return result_document(run, tool_event, verdict)
+    return result_document(run, tool_event, verdict, redact_result)
 
 
 # What the model reads when it writes a marker back: it stands for a credential it was not shown,
@@ -7760,11 +7762,11 @@ def _apply_failure_policy(run: PhaseRun, hook: HookDefinition, event: ToolEvent,
     return "block" if policy == "block" and event.phase == "before_tool" else "fail"
 
 
-def result_document(run: PhaseRun, event: ToolEvent, verdict: str) -> PhaseResult:
+def result_document(run: PhaseRun, event: ToolEvent, verdict: str, redact_result: bool = True) -> PhaseResult:
     """The one JSON result (DESIGN.md "The result")."""
     if event.phase == "after_tool":
         tool_result: Any = (redact_tool_result(event.result) if run.settings.redact_tool_output
-                            and event.result is not None else event.result)
+                            and redact_result and event.result is not None else event.result)
     elif verdict == "block":
         tool_result = {"tool_name": event.tool_name, "call_id": event.call_id, "success": False,
                        "blocked": True, "content": run.blocked_content}
@@ -10865,9 +10867,10 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
         return settings_error_answer(agent, event_name, exc)
     # Context added at the end of a turn would make the agent run one more model round (and
     # answer again), so a message hook's items are recorded as not delivered (docs/interop.md).
+    # The agent's answer redacts the agent's own tool_response (agent_answer), not the result's.
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
                         owns_process=_owns_process(options),
-                        deliver_context=mapped[0] not in MESSAGE_PHASES)
+                        deliver_context=mapped[0] not in MESSAGE_PHASES, redact_result=False)
     spoken = agent_named(agent)
     replaced = (document.get("error" if event_name in spoken.failed_tool_events
                              else spoken.tool_response_field)
