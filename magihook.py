@@ -207,6 +207,16 @@ def _suggest(word: str, candidates: Any) -> Optional[str]:
     return close[0] if close else None
 
 
+def compile_user_regex(pattern: str) -> Optional[re.Pattern[str]]:
+    """PATTERN, a regular expression from the user's input, compiled; None if Python rejects it.
+    `re` rejects some patterns with other errors than re.error: a repeat count past its limit
+    (`a{99999999999}`) raises OverflowError, deep nesting (1000 groups) RecursionError."""
+    try:
+        return re.compile(pattern)
+    except (re.error, OverflowError, RecursionError):
+        return None
+
+
 def _errno_name(exc: OSError) -> str:
     import errno
 
@@ -9447,9 +9457,8 @@ def _matcher_tools(agent: Agent, matcher: Any, path: List[Any],
     if not isinstance(matcher, str):
         report.append("%s: expected a string; not carried over" % json_path(path))
         return None
-    try:
-        pattern = re.compile(matcher)
-    except re.error:
+    pattern = compile_user_regex(matcher)
+    if pattern is None:
         report.append("%s: not a valid regular expression; not carried over" % json_path(path))
         return None
     matches = pattern.search if agent.matcher_searches else pattern.fullmatch

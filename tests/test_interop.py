@@ -1183,6 +1183,22 @@ def test_import_reports_malformed_sections(project):
     )]
 
 
+@pytest.mark.parametrize("agent", ["claude-code", "qwen"])
+def test_import_reports_a_matcher_re_rejects_with_other_errors_than_re_error(project, agent):
+    # A repeat count past re's limit raises OverflowError and 1000 nested groups RecursionError,
+    # not re.error: each once ended import with an internal error (exit 1).
+    source = project / "settings.json"
+    source.write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": matcher, "hooks": [{"type": "command", "command": "./g.sh"}]}
+        for matcher in ("Bash{99999999999}", "(" * 1000 + "Bash" + ")" * 1000)]}}))
+    result = run_cli("import", agent, str(source), cwd=project)
+    assert (result.returncode, json.loads(result.stdout)) == (0, {"hooks": {
+        "enabled": True, "before_tool": [], "after_tool": []}})
+    assert result.stderr.splitlines() == [
+        "magihook import: $.hooks.PreToolUse[%d].matcher: not a valid regular expression; not "
+        "carried over" % index for index in (0, 1)]
+
+
 @pytest.mark.parametrize("body,status", [
     ("printf 'done'", "invalid_json"),
     ("printf '[1]'", "invalid_shape"),
