@@ -9607,7 +9607,7 @@ def write_import_script(agent: Agent, options: ImportOptions, label: str, comman
     if options.plugin_root is not None:
         lines.append("CLAUDE_PLUGIN_ROOT=%s" % shlex.quote(os.path.abspath(options.plugin_root)))
         lines.append("export CLAUDE_PLUGIN_ROOT")
-    text = "\n".join(lines) + "\n" + command + "\n"
+    data = _import_script_bytes("\n".join(lines) + "\n", command, where)
     try:
         # No following a link planted where the script goes, or on the way to it: it would
         # write the script where the link points.
@@ -9618,14 +9618,32 @@ def write_import_script(agent: Agent, options: ImportOptions, label: str, comman
                                  dir_fd=folder_fd)
         finally:
             os.close(folder_fd)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
             if hasattr(os, "fchmod"):  # an older script of the same name keeps no wider mode
                 os.fchmod(handle.fileno(), 0o700)
     except OSError as exc:
         raise MagihookError("%s: cannot write the generated script (%s)"
                             % (path, _errno_name(exc))) from None
     return path, hook_command
+
+
+def _import_script_bytes(header: str, command: str, where: str) -> bytes:
+    """A generated script's text in UTF-8, checked before its file is made (so a text that
+    cannot be written leaves no empty script behind).  A lone surrogate (valid JSON) has no
+    UTF-8 bytes, and a stand-in for it would make the script run another command than the
+    agent's; the header names the plugin folder, whose path may hold bytes that are not UTF-8
+    (kept by the file system encoding's surrogate escapes)."""
+    try:
+        body = command.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SettingsError("%s: holds a character no file can be written with (a lone "
+                            "surrogate); no script was generated" % where) from None
+    try:
+        return header.encode("utf-8") + body + b"\n"
+    except UnicodeEncodeError:
+        raise UsageError("--plugin-root: the folder's path is not UTF-8, which the generated "
+                         "script is written in; no script was generated") from None
 
 
 def shell_quote_checked(path: str) -> str:

@@ -1327,6 +1327,30 @@ def test_import_refuses_a_scripts_folder_preflight_would_reject(project):
     assert target.read_text() == "keep"
 
 
+def test_import_refuses_a_script_text_no_file_can_hold(project, tmp_path):
+    # A lone surrogate (valid JSON) in a command preflight rejects, and a --plugin-root whose
+    # path is not UTF-8, have no UTF-8 bytes: each once ended import with an internal error
+    # (UnicodeEncodeError) and left an empty generated script behind.
+    source = project / "claude.json"
+    source.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo $HOME \ud800", "timeout": 5}]}]}}))
+    result = run_cli("import", "claude-code", str(source), cwd=project)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "magihook: $.hooks.PreToolUse[0].hooks[0].command: holds a character no file can "
+        "be written with (a lone surrogate); no script was generated\n")
+    assert not (project / ".magi-code").exists()
+    plugin = tmp_path / os.fsdecode(b"plug\xff")
+    plugin.mkdir()
+    source.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/x.sh", "timeout": 5}]}]}}))
+    result = run_cli("import", "claude-code", str(source), "--plugin-root", str(plugin),
+                     cwd=project)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "magihook: --plugin-root: the folder's path is not UTF-8, which the generated "
+        "script is written in; no script was generated (see magihook --help)\n")
+    assert not (project / ".magi-code").exists()
+
+
 # A guard written once against magihook's tools: a secret-like path, or a credential in what a
 # write or an edit would put in a file (write's content, hash_edit's patch).
 WRITE_GUARD = (Path(__file__).resolve().parent / "interop_scripts" / "write_guard.sh").read_text()
