@@ -1390,6 +1390,13 @@ def folder_problem(path: str) -> Optional[str]:
     and a lone surrogate has no bytes to name a file by (os.fsencode refuses it)."""
     if len(path) > CWD_MAX_CHARS:
         return "longer than %d characters" % CWD_MAX_CHARS
+    return path_problem(path)
+
+
+def path_problem(path: str) -> Optional[str]:
+    """Why PATH names no file, or None: a NUL byte would cut it short in every system call, and
+    a lone surrogate has no bytes to name a file by (os.fsencode refuses it).  Either makes
+    os.open raise ValueError, which is no OSError."""
     if "\x00" in path:
         return "contains a NUL byte"
     try:
@@ -1397,6 +1404,12 @@ def folder_problem(path: str) -> Optional[str]:
     except UnicodeEncodeError:
         return "holds a character no path can be written with"
     return None
+
+
+def shown_path(path: str) -> str:
+    """A path that path_problem refuses, for a message: its NUL bytes and lone surrogates
+    escaped (a NUL would reach a terminal or a log, and a lone surrogate cannot be printed)."""
+    return path.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def project_settings(cwd: str, home: Optional[str]) -> Optional[Tuple[str, str]]:
@@ -1660,6 +1673,9 @@ def _read_settings_bytes(path: str) -> bytes:
     before any read: a FIFO (or a device) at the settings path would block every call."""
     import stat
 
+    problem = path_problem(path)
+    if problem is not None:
+        raise SettingsError("%s: settings path %s" % (shown_path(path), problem))
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _O_CLOEXEC)
     except FileNotFoundError:

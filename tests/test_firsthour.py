@@ -193,6 +193,23 @@ def test_trust_errors_are_exit_2(tmp_path, project, isolated_env):
     assert (corrupt.returncode, "not a magihook trust file" in corrupt.stderr) == (2, True)
 
 
+def test_trust_list_shows_a_record_no_file_can_have_as_missing(tmp_path, isolated_env):
+    # A hand-edited trust file can hold a key with a NUL or a lone surrogate (valid JSON): no
+    # file has such a path, and `trust --list` once ended with an internal error (os.open raised
+    # ValueError, which is no OSError).
+    settings = write_settings(tmp_path, {"enabled": True})
+    trusted = run_cli("trust", str(settings))
+    assert trusted.returncode == 0, trusted.stderr
+    record = isolated_env / ".magi-code" / "magihook-trust.json"
+    document = json.loads(record.read_text())
+    document["trusted"].update({"%s/a\x00b" % tmp_path: "sha256:x", "%s/c\ud800" % tmp_path: "sha256:x"})
+    record.write_text(json.dumps(document))
+    listed = run_cli("trust", "--list")
+    assert (listed.returncode, listed.stderr) == (0, "")
+    assert listed.stdout.splitlines() == [
+        "missing  %s/ab" % tmp_path, "missing  %s/c?" % tmp_path, "trusted  %s" % settings]
+
+
 def test_an_unreadable_trust_file_fails_closed(tmp_path, project, isolated_env):
     marking_settings(project, tmp_path / "log", "proj")
     (isolated_env / ".magi-code").mkdir()

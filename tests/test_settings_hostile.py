@@ -137,6 +137,17 @@ def test_the_api_raises_settings_error(tmp_path):
         assert str(raised.value) == "%s: %s" % (path, message)
 
 
+def test_the_api_raises_settings_error_for_a_path_no_file_can_have(tmp_path):
+    # os.open raises ValueError (no OSError) for a NUL byte or a lone surrogate: load_settings
+    # once let it out.  The message escapes them (a NUL would reach a terminal or a log).
+    for name, message in (("a\x00b.json", "a\\x00b.json: settings path contains a NUL byte"),
+                          ("a\ud800.json", "a\\ud800.json: settings path holds a character no "
+                                           "path can be written with")):
+        with pytest.raises(magihook.SettingsError) as raised:
+            magihook.load_settings(os.path.join(str(tmp_path), name))
+        assert str(raised.value) == os.path.join(str(tmp_path), message)
+
+
 def test_digit_runs_just_under_the_bound_are_cheap(tmp_path):
     # 240 strings of 4300 digits: a check that restarted inside each run took longer than the
     # bound below (the figures: bench/README.md, *Other costs measured in this release*).
