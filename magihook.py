@@ -10217,7 +10217,9 @@ def _read_case(line: bytes) -> HookCase:
                                                      _did_you_mean(key, EXPECT_KEYS)))
     if not expect:
         raise InputError("$.expect: expected verdict and/or context_items")
-    if "verdict" in expect and expect["verdict"] not in VERDICT_EXIT_CODES:
+    # A string first: an array or an object is unhashable, so no mapping lookup can take it.
+    verdict = expect.get("verdict")
+    if "verdict" in expect and (not isinstance(verdict, str) or verdict not in VERDICT_EXIT_CODES):
         raise InputError("$.expect.verdict: expected one of %s" % ", ".join(VERDICT_EXIT_CODES))
     if "context_items" in expect:
         _expect(expect["context_items"], list, ["expect", "context_items"], "an array")

@@ -557,6 +557,17 @@ def test_a_bad_cases_file_is_exit_2_and_runs_nothing(project, tmp_path, line, er
     assert marks(log) == []
 
 
+@pytest.mark.parametrize("verdict", [["block"], {"block": True}])
+def test_a_verdict_no_mapping_can_look_up_is_a_bad_case_like_any_other(project, verdict):
+    # An array or an object is unhashable: `test` once ended with an internal error (TypeError).
+    config = write_settings(project, {"enabled": True})
+    cases = write_cases(project, {"name": "x", "phase": "before_tool", "event": bash_event(),
+                                  "expect": {"verdict": verdict}})
+    result = run_cli("test", str(cases), "--config", str(config), cwd=project)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "magihook: %s:1: $.expect.verdict: expected one of continue, block, fail\n" % cases)
+
+
 def test_test_refuses_an_untrusted_project_file(project):
     (project / ".magi-code").mkdir()
     write_settings(project / ".magi-code", {"enabled": True})
