@@ -6889,6 +6889,14 @@ class SessionFile:
             pause = min(pause * 2, 0.05)
 
     def _open(self) -> int:
+        problem = path_problem(self.path)
+        if problem is not None:
+            import errno
+
+            # os.open and os.mkdir raise ValueError for such a path, which is no OSError: as
+            # EINVAL (what the system says of a name it cannot take) it gets the warning any
+            # session file that cannot be written gets, and the call goes on.
+            raise OSError(errno.EINVAL, "session path %s" % problem)
         _make_private_folders(os.path.dirname(self.path))
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_CLOEXEC
         return os.open(self.path, flags, 0o600)

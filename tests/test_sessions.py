@@ -200,6 +200,23 @@ def test_unwritable_session_warns_and_the_call_goes_on(project, where, errno_nam
     assert len(result.json["events"]) == 5
 
 
+@pytest.mark.parametrize("name", ["a\x00b.jsonl", "\ud800/s.jsonl"])
+def test_an_api_session_path_no_file_can_have_warns_and_the_call_goes_on(project, name):
+    # Only the Python API can pass one (argv holds no NUL, and its only lone surrogates stand
+    # for bytes): os.open and os.mkdir raise ValueError for it, which is no OSError, and
+    # run_phase once let it out instead of warning as for any session file it cannot write.
+    settings = magihook.settings_from_document({"hooks": {"enabled": True, "before_tool": [
+        {"command": "true"}, {"label": "gate", "command": "exit 1"}]}})
+    result = magihook.run_phase(settings, "before_tool", bash_event(), cwd=str(project),
+                                session_path=os.path.join(str(project), name))
+    assert (result["verdict"], result["warnings"]) == ("continue", [
+        "session file could not be written (EINVAL); the rest of this call's events are only in "
+        "its result",
+        "hook gate (before_tool #1, bash) failed: exit: hook exited with status 1" + WENT_ON])
+    assert len(result["events"]) == 5
+    assert os.listdir(str(project)) == []
+
+
 # --- the agent's own records in the same file (README "Sessions and subagents") -----------------
 
 def test_agent_records_and_hook_records_follow_the_spec_order(project):
