@@ -2251,17 +2251,26 @@ def _nesting_depth(value: Any) -> int:
 
     Level by level, with no per-item tuples: an event of millions of tiny objects (32 MiB of
     `{},`) is walked in about a second rather than ten."""
-    level, depth = [value], 0
-    while level and depth <= EVENT_MAX_DEPTH:
+    depth = 0
+    for _ in _levels(value):
         depth += 1
+        if depth > EVENT_MAX_DEPTH:
+            break
+    return depth
+
+
+def _levels(value: Any) -> Iterator[List[Any]]:
+    """VALUE's items level by level, VALUE alone first (arrays as lists or tuples)."""
+    level = [value]
+    while level:
+        yield level
         below: List[Any] = []
         for item in level:
             if isinstance(item, dict):
                 below.extend(item.values())
-            elif isinstance(item, list):
+            elif isinstance(item, (list, tuple)):
                 below.extend(item)
         level = below
-    return depth
 
 
 def _expect(value: Any, kind: type, path: Sequence[Any], what: str, nullable: bool = False) -> Any:
@@ -7626,18 +7635,7 @@ def _json_event_problem(value: Any) -> Optional[str]:
 
 
 def _holds_tuple(value: Any) -> bool:
-    level = [value]
-    while level:
-        below: List[Any] = []
-        for item in level:
-            if isinstance(item, tuple):
-                return True
-            if isinstance(item, dict):
-                below.extend(item.values())
-            elif isinstance(item, list):
-                below.extend(item)
-        level = below
-    return False
+    return any(isinstance(item, tuple) for level in _levels(value) for item in level)
 
 
 def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent) -> str:
