@@ -2442,6 +2442,9 @@ _COMMAND_PREFIXES = frozenset((
     "!", "if", "then", "else", "elif", "do", "while", "until", "time", "command", "builtin",
     "coproc", "env", "nice", "nohup", "xargs", "sudo", "doas", "setsid", "stdbuf"))
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+# An option that may take the next word as its value: a short one or a cluster, or a long one
+# without `=`.
+_OPTION_WORD = re.compile(r"-[A-Za-z]+|--[A-Za-z][A-Za-z0-9-]*")
 
 
 def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
@@ -2556,11 +2559,13 @@ def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str]
     at_command = True
     target = False  # the word after a redirection operator is its file, not a command
     skip = 0        # the arguments of `timeout` before the command it runs
+    option = False  # the word before was an option of a command prefix, which may take a value
     for index, (is_operator, text) in enumerate(tokens):
         if is_operator:
             redirect = _is_redirection(text)
             at_command, target = (at_command, True) if redirect else (True, False)
             skip = skip if redirect else 0
+            option = option and redirect
             continue
         if target:
             target = False
@@ -2584,7 +2589,11 @@ def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str]
             else:
                 skip = _timeout_arguments(arguments)
             continue
-        at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit()
+        # The word after a prefix's option may be its value (`env -u X sh`, `sudo -u root sh`),
+        # so the word after that may still be the command: read so, as a shell there would run
+        # the payload (a word that was an argument after all is rejected, loudly, at validate).
+        value_of_option, option = option, at_command and bool(_OPTION_WORD.fullmatch(text))
+        at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit() or value_of_option
                                      or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
     # A shell named inside a quoted or glued word (`env -S'sh -c x'`, `env -Ssh`) too.
     if _SHELLS.isdisjoint(value.rsplit("/", 1)[-1] for value in values):

@@ -128,6 +128,14 @@ def test_glued_env_chdir_really_leaves_the_cwd(tmp_path):
     ("env --split-string=sh", "command runs a shell that reads commands from stdin"),
     ("env -S 'bash -o posix'", "command runs a shell that reads commands from stdin"),
     ("timeout 5 env -S'dash -c x'", "command runs a shell on a command string"),
+    # A word after a prefix's option may be its value, so the next one may be the command (these
+    # passed: the shell read the payload as commands).
+    ("env -u X sh", "command runs a shell that reads commands from stdin"),
+    ("env --unset X bash", "command runs a shell that reads commands from stdin"),
+    ("sudo -u root sh", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | sudo -iu root bash", "command runs a shell that reads commands from stdin"),
+    ("sudo -u root . ./env.sh", "command uses . (source)"),
+    ("env -i ./x.sh bash", "command runs a shell that reads commands from stdin"),
 ])
 def test_commands_that_reparse_or_change_directory_are_rejected(command, reason):
     assert magihook.preflight_rejection(command, True) == reason
@@ -140,6 +148,8 @@ def test_commands_that_reparse_or_change_directory_are_rejected(command, reason)
     "bash ./x.sh -c y", "bash -o posix ./x.sh", "bash ./x 2>&1 | tee log", "bash -x ./a.sh 2>err",
     "timeout 5 ./x.sh", "timeout -s KILL 5 sh ./x.sh", "timeout 5 bash -e ./x.sh", "env -S './x.sh a'",
     "env -S 'sh ./x.sh'", "env -i ./x.sh", "./sh-timeout.sh 5 sh",
+    "sudo -u root ./x.sh bash", "nice -n 5 ./notify.sh bash", "env -i -- ./x.sh bash",
+    "env -u X ./x.sh sh",
 ])
 def test_ordinary_commands_still_pass(command):
     assert magihook.preflight_rejection(command, True) is None
