@@ -200,8 +200,8 @@ def test_no_accepted_command_makes_bash_change_directory_or_reparse(tmp_path):
 
 
 # A hang detector, not a speed check: CPU time, and a bound far past any linear pass.  Each
-# shell, env or timeout word once read the rest of the command again: 60 KB of `sh sh …` took
-# 15 s in every call that ran the hook, 256 KiB minutes.
+# shell, env or timeout word once read the rest of the command again (quadratic; figures in
+# bench/README.md).
 HANG_CPU_SECONDS = 20
 
 
