@@ -52,7 +52,6 @@ if TYPE_CHECKING:
         Callable,
         Dict,
         FrozenSet,
-        Iterable,
         Iterator,
         List,
         Mapping,
@@ -2418,12 +2417,25 @@ def matching_hooks(settings: Settings, phase: str, tool: str) -> List[HookDefini
 # =================================================================================================
 # 8. Preflight
 # =================================================================================================
+#
+# The spec's conservative check of a hook's command string, made on the words bash will run.  It
+# guards against a command that, by mistake, moves bash out of the agent's cwd or runs the payload
+# (the model's tool call) as commands: a shell or an interpreter with no script reads its stdin,
+# which is the payload.  Each simple command is read as a small automaton over its words, which
+# follows every reading of a runner's options (an option may or may not take the next word as its
+# value), so no misread value hides a shell.  It is not a sandbox against the command's author:
+# what a named script or program does is theirs (docs/usage.md#preflight).
 
 PREFLIGHT_CHARACTERS = "$~`{}"
 # bash's word delimiters: blanks and the characters of its operators.  A `#` starts a comment only
 # where it starts a word (after one of these, or at the start), as bash's `#` does.
 _BASH_DELIMITERS = " \t\n\r;&|()<>"
-_PLAIN_TOKENS = re.compile(r"[^ \t\n\r;&|()<>]+|[;&|()<>\n\r]+")
+# A descriptor glued to its redirection (`2>err`, `10<&0`) belongs to the operator, as in bash.
+_PLAIN_TOKENS = re.compile(r"[0-9]+[<>][;&|()<>]*|[^ \t\n\r;&|()<>]+|[;&|()<>\n\r]+")
+_DESCRIPTOR = re.compile(r"[0-9]+")
+# bash's operators, longest first, to split a run of operator characters (`;>`, `>|`, `2>&`).
+_OPERATORS = re.compile(
+    r"[0-9]*(?:&>>?|<<<|<<-?|<[>&]?|>[>&|]?)|;;&?|;&|\|[|&]?|&&?|[;()\n\r]")
 # Where a word splits further into the pieces the rules look at: `=`, `:` and `@` too, so the
 # paths in `A=../x`, `PYTHONPATH=x:../lib` and `curl -d@../x` are seen.  Delimiters that were
 # quoted split too (conservative: `echo "a cd"` is rejected).
@@ -2436,15 +2448,94 @@ _DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
 # Commands that change bash's directory or parse a string as commands again; rejected wherever
 # they appear, like `cd`.  `.` (source) only where it is a command: `ls .` is a path.
 _PREFLIGHT_COMMANDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap")
-_SHELLS = frozenset(("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"))
-# Words after which the next word is still a command (`! . x`, `env sh`, `echo x | nice bash`).
-_COMMAND_PREFIXES = frozenset((
-    "!", "if", "then", "else", "elif", "do", "while", "until", "time", "command", "builtin",
-    "coproc", "env", "nice", "nohup", "xargs", "sudo", "doas", "setsid", "stdbuf"))
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
-# An option that may take the next word as its value: a short one or a cluster, or a long one
-# without `=`.
-_OPTION_WORD = re.compile(r"-[A-Za-z]+|--[A-Za-z][A-Za-z0-9-]*")
+# Words after which the next word is at a command's place again.
+_KEYWORDS = frozenset(("!", "if", "then", "else", "elif", "do", "while", "until"))
+# A runner starts the command that follows its own words: options (any of which may take the next
+# word as its value, and that value may itself be a command, as in `flock -c sh`) and this many
+# operands (`timeout DURATION`, `chrt PRIORITY`, `flock FILE`, `chroot DIR`).
+_RUNNERS = MappingProxyType({
+    "builtin": 0, "busybox": 0, "catchsegv": 0, "cgexec": 0, "chpst": 0, "command": 0,
+    "coproc": 0, "doas": 0, "eatmydata": 0, "env": 0, "fakeroot": 0, "firejail": 0, "ionice": 0,
+    "linux32": 0, "linux64": 0, "ltrace": 0, "nice": 0, "nocache": 0, "nohup": 0, "nsenter": 0,
+    "numactl": 0, "prlimit": 0, "proxychains": 0, "proxychains4": 0, "rlwrap": 0, "setpriv": 0,
+    "setsid": 0, "stdbuf": 0, "strace": 0, "sudo": 0, "systemd-run": 0, "time": 0, "toybox": 0,
+    "torsocks": 0, "unbuffer": 0, "unshare": 0, "valgrind": 0, "xargs": 0,
+    "chroot": 1, "chrt": 1, "faketime": 1, "flock": 1, "setarch": 1, "taskset": 1, "timeout": 1})
+# find's options whose next word is a command it runs (up to a `;` word).
+_EXEC_OPTIONS = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
+# Programs that start a user's shell, which reads the payload as commands (or runs a `-c` string).
+_SHELL_STARTERS = frozenset(("login", "newgrp", "runuser", "script", "sg", "su"))
+# Script names that are the program's stdin.
+_STDIN_SCRIPTS = frozenset(("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"))
+# Command strings inside command strings (`env -S'sh -c "…"'`) are read this deep, then refused.
+_NESTING = 8
+_AT_COMMAND = ("command", "", 0)   # the automaton's state: this word is at a command's place
+_NO_SCRIPT = "no script"           # a program whose arguments name no script reads stdin
+_INTERPRETER_READS_STDIN = "command runs an interpreter that reads its program from stdin"
+_STARTS_SHELL = "command starts a user's shell"
+
+
+@data_class(frozen=True)
+class _RunnerOptions:
+    """The options of a runner that matter to preflight.  A letter in `values` takes the rest of
+    its cluster (or the next word) as its value; `commands` are those whose value is a command
+    line (`env -S`), `shells` start the user's shell (`sudo -s`); long options likewise."""
+
+    values: str
+    commands: str = ""
+    shells: str = ""
+    long_commands: Tuple[str, ...] = ()
+    long_shells: Tuple[str, ...] = ()
+
+
+_RUNNER_OPTIONS = MappingProxyType({
+    "env": _RunnerOptions("uCS", commands="S", long_commands=("--split-string",)),
+    "flock": _RunnerOptions("cEw", commands="c", long_commands=("--command",)),
+    "sudo": _RunnerOptions("CDghprRtTuU", shells="is", long_shells=("--login", "--shell")),
+    "doas": _RunnerOptions("Cu", shells="s"),
+})
+
+
+@data_class(frozen=True)
+class _ProgramArguments:
+    """How a program whose stdin may be its program reads the words before its script: option
+    letters whose value is a command string (`bash -c`), that read stdin (`bash -s`), that name
+    the program (`python3 -c`, `perl -e`: it needs no script), that take a value, or that take
+    only the rest of their cluster; `glued`: a value letter takes the rest of its cluster when
+    there is one (getopt's way), else each takes the next word (a shell's `-o`)."""
+
+    names: Tuple[str, ...]
+    reason: str
+    string: str = ""
+    stdin: str = ""
+    program: str = ""
+    values: str = ""
+    rest: str = ""
+    glued: bool = True
+    long_values: Tuple[str, ...] = ()
+    long_programs: Tuple[str, ...] = ()
+    shell: bool = False   # `+o` is an option and `-` ends the options (a shell's way)
+
+
+_SHELL_ARGUMENTS = _ProgramArguments(
+    ("ash", "bash", "csh", "dash", "fish", "ksh", "mksh", "posh", "rbash", "rksh", "sh", "tcsh",
+     "yash", "zsh"),
+    "command runs a shell that reads commands from stdin", string="c", stdin="s", values="oO",
+    glued=False, long_values=("--init-file", "--rcfile"), shell=True)
+_PROGRAM_ARGUMENTS = MappingProxyType({
+    reader_name: reader for reader in (
+        _SHELL_ARGUMENTS,
+        _ProgramArguments(("python", "pypy"), _INTERPRETER_READS_STDIN, program="cm",
+                          values="WX", long_values=("--check-hash-based-pycs",)),
+        _ProgramArguments(("perl",), _INTERPRETER_READS_STDIN, program="eE", values="I",
+                          rest="0CdDilmMxV"),
+        _ProgramArguments(("ruby",), _INTERPRETER_READS_STDIN, program="e", values="ICEr",
+                          rest="0FKTWx"),
+        _ProgramArguments(("node", "nodejs"), _INTERPRETER_READS_STDIN, program="ep",
+                          values="Cr", long_programs=("--eval", "--print"),
+                          long_values=("--conditions", "--import", "--loader", "--require")))
+    for reader_name in reader.names})
 
 
 def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
@@ -2474,7 +2565,8 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
         if name in pieces:
             return "command uses %s" % name
     values = [value for piece in pieces for value in _glued_values(piece)]
-    return _command_rejection(tokens, pieces, values) or _path_rejection(values, absolute_paths)
+    return (_command_line_rejection(tokens, 0) or _glued_shell_rejection(pieces, values)
+            or _path_rejection(values, absolute_paths))
 
 
 def _path_rejection(values: Sequence[str], absolute_paths: bool) -> Optional[str]:
@@ -2503,15 +2595,14 @@ def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
     """The one-line command as bash's reader splits it: (is_operator, text) pairs, words with
     quotes and backslashes removed as bash removes them, up to the comment bash sees; None when
     a quote is left open.  A quote begins a word even when empty, so `""#` and `a=#` are words,
-    not comments, as in bash."""
+    not comments, as in bash; an unquoted number before `<` or `>` is part of the operator."""
     if not any(character in command for character in "'\"\\#"):
         # Nothing to remove and no comment: the same tokens, found by one regex.
-        return [(text[0] in _BASH_DELIMITERS, text) for text in _PLAIN_TOKENS.findall(command)]
+        return [(text[-1] in _BASH_DELIMITERS, text) for text in _PLAIN_TOKENS.findall(command)]
     tokens: List[Tuple[bool, str]] = []
     current: List[str] = []
-    in_word = False
-    operator = ""
-    quote = ""
+    in_word = plain = False
+    operator = quote = ""
     escaped = False
     for character in command:
         if escaped or (quote == "'" and character != "'") or (
@@ -2521,7 +2612,11 @@ def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
             continue
         if not quote and character in _BASH_DELIMITERS:
             if in_word:
-                tokens.append((False, "".join(current)))
+                word = "".join(current)
+                if character in "<>" and plain and _DESCRIPTOR.fullmatch(word):
+                    operator = word  # a descriptor: part of its redirection
+                else:
+                    tokens.append((False, word))
                 current, in_word = [], False
             if character in " \t":
                 operator = _flush_operator(tokens, operator)
@@ -2531,11 +2626,12 @@ def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
         if not quote and character == "#" and not in_word:
             break  # a comment runs to the end of the (single) line
         operator = _flush_operator(tokens, operator)
+        plain = plain if in_word else True
         in_word = True
         if character == "\\":
-            escaped = True
+            escaped, plain = True, False
         elif character in "'\"":
-            quote = "" if quote else character
+            quote, plain = "" if quote else character, False
         else:
             current.append(character)
     if quote:
@@ -2552,131 +2648,250 @@ def _flush_operator(tokens: List[Tuple[bool, str]], operator: str) -> str:
     return ""
 
 
-def _command_rejection(tokens: Sequence[Tuple[bool, str]], pieces: Sequence[str],
-                       values: Sequence[str]) -> Optional[str]:
-    """`.` (source) where it is a command, and a shell that runs a string: `bash -c`, `sh -s`,
-    or (as a command) a shell with no script, which runs what its stdin says (`x | bash`)."""
-    at_command = True
-    target = False  # the word after a redirection operator is its file, not a command
-    skip = 0        # the arguments of `timeout` before the command it runs
-    option = False  # the word before was an option of a command prefix, which may take a value
-    for index, (is_operator, text) in enumerate(tokens):
-        if is_operator:
-            redirect = _is_redirection(text)
-            at_command, target = (at_command, True) if redirect else (True, False)
-            skip = skip if redirect else 0
-            option = option and redirect
+def _simple_commands(tokens: Sequence[Tuple[bool, str]]) -> Iterator[List[str]]:
+    """Each simple command's words, without its redirections and their files.  A `;` word ends
+    one too, as it ends the command of find's `-exec`."""
+    words: List[str] = []
+    target = False  # the word after a redirection operator is its file
+    for is_operator, text in tokens:
+        if not is_operator:
+            if target:
+                target = False
+            elif text == ";":
+                yield words
+                words = []
+            else:
+                words.append(text)
             continue
-        if target:
-            target = False
-            continue
-        if skip:
-            skip -= 1
-            continue
-        if at_command and text == ".":
-            return "command uses . (source)"
-        name = text.rsplit("/", 1)[-1]
-        if name in _SHELLS:
-            reason = _shell_rejection(_command_arguments(tokens, index + 1), at_command)
-            if reason is not None:
-                return reason
-        if at_command and name in ("env", "timeout"):
-            arguments = _command_arguments(tokens, index + 1)
-            if name == "env":
-                reason = _split_string_rejection(arguments)
+        for operator in _OPERATORS.findall(text):
+            if "<" in operator or ">" in operator:
+                target = True
+            else:
+                yield words
+                words, target = [], False
+    yield words
+
+
+def _command_line_rejection(tokens: Optional[Sequence[Tuple[bool, str]]],
+                            depth: int) -> Optional[str]:
+    """Why any simple command of a command line is rejected: `.` (source), a shell, an
+    interpreter or a shell starter at a command's place, or a command string that is."""
+    if tokens is None:
+        return "command has an unbalanced quote"
+    if depth > _NESTING:
+        return "command nests command strings too deeply"
+    for words in _simple_commands(tokens):
+        reason = _simple_command_rejection(words, depth)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _simple_command_rejection(words: Sequence[str], depth: int) -> Optional[str]:
+    """Run the automaton over one simple command: each word's states say whether it may be at
+    a command's place; the set of states stays small, so this is linear in the words."""
+    memo: Dict[Tuple[str, int], Optional[str]] = {}
+    states = {_AT_COMMAND}
+    for index, word in enumerate(words):
+        following: Set[Tuple[str, str, int]] = set()
+        at_command = False
+        for state in states:
+            if state == _AT_COMMAND or (state[0] == "options" and state[2] == 0
+                                        and not _is_option(word) and word != "--"):
+                at_command = True
+            else:
+                reason = _runner_step(state, word, depth, following)
                 if reason is not None:
                     return reason
-            else:
-                skip = _timeout_arguments(arguments)
-            continue
-        # The word after a prefix's option may be its value (`env -u X sh`, `sudo -u root sh`),
-        # so the word after that may still be the command: read so, as a shell there would run
-        # the payload (a word that was an argument after all is rejected, loudly, at validate).
-        value_of_option, option = option, at_command and bool(_OPTION_WORD.fullmatch(text))
-        at_command = at_command and (text in _COMMAND_PREFIXES or text.isdigit() or value_of_option
-                                     or text.startswith("-") or bool(_ASSIGNMENT.match(text)))
-    # A shell named inside a quoted or glued word (`env -S'sh -c x'`, `env -Ssh`) too.
-    if _SHELLS.isdisjoint(value.rsplit("/", 1)[-1] for value in values):
-        return None
-    for index, piece in enumerate(pieces):
-        if any(value.rsplit("/", 1)[-1] in _SHELLS for value in _glued_values(piece)):
-            reason = _shell_rejection((pieces[i] for i in range(index + 1, len(pieces))), False)
+        if at_command:
+            reason = _program_rejection(words, index, memo, depth)
             if reason is not None:
                 return reason
-    return None
-
-
-def _split_string_rejection(arguments: Iterator[str]) -> Optional[str]:
-    """What `env -S STRING` (-SSTRING, --split-string[=]STRING) runs: STRING split into words, a
-    command of its own (`env -Ssh` runs a shell that reads the payload as commands)."""
-    for word in arguments:
-        if not word.startswith("-") or word == "--":
+            following.update(_after_command(word))
+        if not following:
             return None
-        split = None
-        if word in ("-S", "--split-string"):
-            split = next(arguments, "")
-        elif word.startswith("--split-string="):
-            split = word[len("--split-string="):]
-        elif re.match(r"^-[iv0]*S", word):
-            split = word[word.index("S") + 1:]
-        if split is not None:
-            tokens = _bash_tokens(split)
-            return "command has an unbalanced quote" if tokens is None else _command_rejection(tokens, [], [])
+        states = following
     return None
 
 
-def _timeout_arguments(arguments: Iterator[str]) -> int:
-    """How many of the words after `timeout` are its own (options, their values, the duration):
-    the word after them is the command it runs, at a command's place."""
-    count = 0
-    for word in arguments:
-        if not word.startswith("-"):
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and len(word) > 1
+
+
+def _runner_step(state: Tuple[str, str, int], word: str, depth: int,
+                 following: Set[Tuple[str, str, int]]) -> Optional[str]:
+    """Where WORD, read in a runner's STATE, leads (added to FOLLOWING), or why it is rejected
+    (`env -Ssh`, `sudo -s`)."""
+    kind, runner, operands = state
+    if kind == "value":     # the word after an option may be its value
+        following.add(("options", runner, operands))
+    elif kind == "find":
+        following.add(state)
+        if word in _EXEC_OPTIONS:
+            following.add(_AT_COMMAND)
+    elif word == "--":
+        following.add(_AT_COMMAND if operands == 0 else state)
+    elif _is_option(word):
+        # Both readings: a flag, or an option whose value is the next word (itself perhaps a
+        # command: `flock -c sh`, `su -c sh`).
+        following.update((state, ("value", runner, operands), _AT_COMMAND))
+        return _runner_option_rejection(runner, word, depth)
+    else:
+        following.add(("options", runner, operands - 1))  # an operand
+    return None
+
+
+def _runner_option_rejection(runner: str, word: str, depth: int) -> Optional[str]:
+    """Why one option of RUNNER is rejected: it starts the user's shell, or its glued value is
+    a command line that is (`env -Ssh`, `env -iS'sh -c x'`, `--split-string=sh`)."""
+    options = _RUNNER_OPTIONS.get(runner)
+    if options is None:
+        return None
+    if word.startswith("--"):
+        name, equals, value = word.partition("=")
+        if len(name) > 3 and any(option.startswith(name) for option in options.long_shells):
+            return _STARTS_SHELL  # getopt_long takes a long option's unambiguous start too
+        if equals and len(name) > 3 and any(option.startswith(name)
+                                            for option in options.long_commands):
+            return _command_line_rejection(_bash_tokens(value), depth + 1)
+        return None
+    for index in range(1, len(word)):
+        letter = word[index]
+        if letter in options.shells:
+            return _STARTS_SHELL
+        if letter in options.values:
+            rest = word[index + 1:]
+            if rest and letter in options.commands:
+                return _command_line_rejection(_bash_tokens(rest), depth + 1)
+            return None
+    return None
+
+
+def _after_command(word: str) -> Tuple[Tuple[str, str, int], ...]:
+    """The states of the word after WORD, at a command's place: a command again after a keyword
+    or an assignment, a runner's words after a runner, find's arguments after find."""
+    if word in _KEYWORDS or _ASSIGNMENT.match(word):
+        return (_AT_COMMAND,)
+    name = word.rsplit("/", 1)[-1]
+    if name in _RUNNERS:
+        return (("options", name, _RUNNERS[name]),)
+    return (("find", name, 0),) if name == "find" else ()
+
+
+def _program_rejection(words: Sequence[str], index: int,
+                       memo: Dict[Tuple[str, int], Optional[str]], depth: int) -> Optional[str]:
+    """Why the word at INDEX, at a command's place, is rejected: `.`, a program named by a glob
+    or under /proc or /dev (`/proc/self/exe` is bash), a command line in one word, a shell
+    starter, or a shell or an interpreter that reads its program from stdin or a string."""
+    word = words[index]
+    if word == ".":
+        return "command uses . (source)"
+    if word not in ("[", "[[") and any(character in word for character in "*?["):
+        return "command names its program with a glob"
+    if word.startswith(("/proc/", "/dev/")):
+        return "command runs a program from /proc or /dev"
+    if any(character in word for character in _BASH_DELIMITERS):
+        return _command_line_rejection(_bash_tokens(word), depth + 1)
+    name = word.rsplit("/", 1)[-1]
+    if name in _SHELL_STARTERS:
+        return _STARTS_SHELL
+    reader = _program_arguments(name)
+    if reader is None:
+        return None
+    verdict = _arguments_verdict(reader, words, index + 1, memo)
+    return reader.reason if verdict is _NO_SCRIPT else verdict
+
+
+def _program_arguments(name: str) -> Optional[_ProgramArguments]:
+    """How the program NAME reads its arguments, when its stdin may be its program; a version
+    after the name is the same program (`python3.12`, `ksh93`)."""
+    return _PROGRAM_ARGUMENTS.get(name.rstrip("0123456789."))
+
+
+def _glued_shell_rejection(pieces: Sequence[str], values: Sequence[str]) -> Optional[str]:
+    """A shell named anywhere, even inside a quoted or glued word (`env -S'sh -c x'`, `x -Ssh
+    -c y`), given `-c` or `-s` before its script."""
+    if not any(_program_arguments(value.rsplit("/", 1)[-1]) is _SHELL_ARGUMENTS
+               for value in values):
+        return None
+    memo: Dict[Tuple[str, int], Optional[str]] = {}
+    for index, piece in enumerate(pieces):
+        if any(_program_arguments(value.rsplit("/", 1)[-1]) is _SHELL_ARGUMENTS
+               for value in _glued_values(piece)):
+            verdict = _arguments_verdict(_SHELL_ARGUMENTS, pieces, index + 1, memo)
+            if verdict is not None and verdict is not _NO_SCRIPT:
+                return verdict
+    return None
+
+
+def _arguments_verdict(reader: _ProgramArguments, words: Sequence[str], start: int,
+                       memo: Dict[Tuple[str, int], Optional[str]]) -> Optional[str]:
+    """What READER's program does given WORDS[START:]: a rejection (a command string, stdin),
+    None (it runs a script or a program the command names) or _NO_SCRIPT.  Each word's verdict
+    is kept in MEMO, so a command of many shells reads each word once."""
+    visited = []
+    position = start
+    verdict: Optional[str] = _NO_SCRIPT
+    while position < len(words):
+        key = (reader.names[0], position)
+        if key in memo:
+            verdict = memo[key]
             break
-        count += 1
-        if word == "--":
+        visited.append(key)
+        decided, verdict, taken = _argument_step(reader, words[position])
+        if decided:
             break
-        if word in ("-s", "-k", "--signal", "--kill-after"):
-            count += 1      # its value
-            next(arguments, None)
-    return count + 1     # the duration
+        if taken == 0:  # `--`: the next word is the script
+            following = words[position + 1] if position + 1 < len(words) else None
+            verdict = _NO_SCRIPT if following is None else _script_verdict(reader, following)
+            break
+        position += taken
+        verdict = _NO_SCRIPT
+    for key in visited:
+        memo[key] = verdict
+    return verdict
 
 
-def _is_redirection(operator: str) -> bool:
-    return ("<" in operator or ">" in operator) and not any(c in operator for c in ";|(")
+def _argument_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional[str], int]:
+    """One word before the script: (True, verdict, 0) when it decides; else (False, None, how
+    many words it takes with its value), 0 for the end of the options."""
+    if word == "--" or (word == "-" and reader.shell):
+        return False, None, 0
+    if word.startswith("--"):
+        name = word.partition("=")[0]
+        if name in reader.long_programs:
+            return True, None, 0
+        return False, None, 2 if name in reader.long_values and "=" not in word else 1
+    if len(word) > 1 and (word[0] == "-" or (word[0] == "+" and reader.shell)):
+        return _cluster_step(reader, word)
+    return True, _script_verdict(reader, word), 0
 
 
-def _command_arguments(tokens: Sequence[Tuple[bool, str]], start: int) -> Iterator[str]:
-    """The words of one simple command from START to its end, without its redirections, one at
-    a time: each reader stops at its first non-option word, which keeps preflight linear in a
-    command of many shell words (`sh sh sh …`)."""
-    target = False
-    for index in range(start, len(tokens)):
-        is_operator, text = tokens[index]
-        if is_operator and not _is_redirection(text):
-            return
-        # A digit word before a redirection is its descriptor (`2>err`), not a script.
-        descriptor = text.isdigit() and index + 1 < len(tokens) and tokens[index + 1][0]
-        if not is_operator and not target and not descriptor:
-            yield text
-        target = is_operator
+def _cluster_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional[str], int]:
+    """An option cluster (`-eo`, `-uc`, `-Wignore`) before the script, read letter by letter."""
+    taken = 1
+    for index in range(1, len(word)):
+        letter = word[index]
+        if word[0] == "-" and letter in reader.string:
+            return True, "command runs a shell on a command string", 0
+        if word[0] == "-" and letter in reader.stdin:
+            return True, reader.reason, 0
+        if letter in reader.program:
+            return True, None, 0
+        if letter in reader.rest:
+            break
+        if letter in reader.values:
+            if reader.glued:
+                return False, None, 1 if index + 1 < len(word) else 2
+            taken += 1
+    return False, None, taken
 
 
-def _shell_rejection(arguments: Iterable[str], at_command: bool) -> Optional[str]:
-    """Why a shell given ARGUMENTS runs a command string or its stdin, or None when it runs a
-    script.  Without a script a shell reads stdin: a rejection where it is the command."""
-    takes_value = False
-    for text in arguments:
-        if takes_value:
-            takes_value = False
-        elif re.match(r"^-[A-Za-z]*c", text):
-            return "command runs a shell on a command string"
-        elif re.match(r"^-[A-Za-z]*s", text):
-            return "command runs a shell that reads commands from stdin"
-        elif text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            takes_value = True
-        elif not text.startswith(("-", "+")):
-            return None  # the shell runs this script
-    return "command runs a shell that reads commands from stdin" if at_command else None
+def _script_verdict(reader: _ProgramArguments, script: str) -> Optional[str]:
+    """A script word: stdin itself (`bash /dev/stdin`, `python3 -`) reads the payload."""
+    if script in _STDIN_SCRIPTS or (script == "-" and not reader.shell):
+        return reader.reason
+    return None
 
 
 # =================================================================================================

@@ -133,12 +133,95 @@ def test_glued_env_chdir_really_leaves_the_cwd(tmp_path):
     ("env -u X sh", "command runs a shell that reads commands from stdin"),
     ("env --unset X bash", "command runs a shell that reads commands from stdin"),
     ("sudo -u root sh", "command runs a shell that reads commands from stdin"),
-    ("./gen.sh | sudo -iu root bash", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | sudo -u root bash", "command runs a shell that reads commands from stdin"),
+    ("./gen.sh | sudo -iu root bash", "command starts a user's shell"),
     ("sudo -u root . ./env.sh", "command uses . (source)"),
     ("env -i ./x.sh bash", "command runs a shell that reads commands from stdin"),
 ])
 def test_commands_that_reparse_or_change_directory_are_rejected(command, reason):
     assert magihook.preflight_rejection(command, True) == reason
+
+
+STDIN = "command runs a shell that reads commands from stdin"
+STRING = "command runs a shell on a command string"
+STARTS = "command starts a user's shell"
+INTERPRETER = "command runs an interpreter that reads its program from stdin"
+
+# The third red team's bypasses (each passed, and in real bash ran the payload as commands).
+BYPASSES = [
+    # a word lost after a runner's option: a descriptor between option and value, a value that
+    # is a runner's name, timeout's options in a cluster or shortened, a descriptor before its
+    # duration
+    ("env -u 2>err X sh", STDIN), ("stdbuf -o 2>err L sh", STDIN), ("env -u timeout sh", STDIN),
+    ("timeout -vk 1 5s sh", STDIN), ("timeout --sig KILL 5s sh", STDIN),
+    ("timeout 2>err 5s sh", STDIN), ("env -i timeout 5s sh", STDIN),
+    # a shell's option cluster whose `o` or `O` takes the next word, hiding a later -c
+    ("bash -eo pipefail", STDIN), ("bash -xO extglob", STDIN),
+    ("bash -eo pipefail -c 's\\h'", STRING), ("bash -oc pipefail x", STRING),
+    # env -S after an option's value, shortened; redirections bash reads as one operator
+    ("env -u X -Ssh", STDIN), ("env --split=sh", STDIN), ("env -S 'sh -e'", STDIN),
+    (">|out sh", STDIN), ("true;>x sh", STDIN), ("true;2>x sh", STDIN),
+    # a runner named by its path; a shell by another name, a glob, or stdin as its script
+    ("/usr/bin/nice sh", STDIN), ("/usr/bin/nohup sh", STDIN), ("rbash", STDIN),
+    ("ksh93", STDIN), ("/bin/s[h]", "command names its program with a glob"),
+    ("/bin/b?sh", "command names its program with a glob"), ("bash /dev/stdin", STDIN),
+    ("sh /proc/self/fd/0", STDIN), ("bash -- /dev/fd/0", STDIN),
+    ("/proc/self/exe", "command runs a program from /proc or /dev"),
+    # runners outside the old prefix list
+    ("ionice -c3 sh", STDIN), ("chrt 1 sh", STDIN), ("chrt -o 0 sh", STDIN),
+    ("taskset 0x1 sh", STDIN), ("taskset -c 0 sh", STDIN), ("setpriv --reuid 0 sh", STDIN),
+    ("setarch x86_64 sh", STDIN), ("flock lock sh", STDIN), ("flock lock -c sh", STDIN),
+    ("flock lock -c 'sh -e'", STDIN), ("unshare -r sh", STDIN), ("strace -f sh", STDIN),
+    ("find . -exec sh \\;", STDIN), ("chroot / sh", STDIN), ("busybox sh", STDIN),
+    ("nsenter -t 1 sh", STDIN), ("xargs -a list sh", STDIN), ("command sh", STDIN),
+    # programs that start a user's shell
+    ("su", STARTS), ("su -c sh", STARTS), ("runuser root", STARTS), ("newgrp", STARTS),
+    ("script -q out", STARTS), ("sudo -s", STARTS), ("sudo -i", STARTS), ("sudo --sh", STARTS),
+    ("doas -s", STARTS),
+    # interpreters with no program
+    ("python3", INTERPRETER), ("python3 -", INTERPRETER), ("python3 -u", INTERPRETER),
+    ("python3 -W ignore", INTERPRETER), ("python3.12 -", INTERPRETER), ("perl", INTERPRETER),
+    ("node", INTERPRETER), ("ruby -w", INTERPRETER),
+]
+
+
+@pytest.mark.parametrize("command, reason", BYPASSES)
+def test_the_third_red_team_s_bypasses_are_rejected(command, reason):
+    assert magihook.preflight_rejection(command, True) == reason
+
+
+def bash_runs_payload(command, cwd):
+    """Whether real bash, given COMMAND with a payload on stdin as magihook gives it to a hook,
+    runs that payload as commands: the payload makes a file only a shell would make."""
+    subprocess.run([BASH, "-c", command], cwd=str(cwd), input=b": > payload-$((6*7))\n",
+                   capture_output=True, timeout=60)
+    return (cwd / "payload-42").exists()
+
+
+def test_command_strings_are_read_eight_deep_then_refused():
+    import shlex
+
+    command = "sh"
+    for _ in range(9):
+        command = "env -S " + shlex.quote(command)
+    assert magihook.preflight_rejection(command, True) == STDIN
+    assert magihook.preflight_rejection("env -S " + shlex.quote(command), True) == (
+        "command nests command strings too deeply")
+
+
+# The bypasses above made of programs every Linux machine has, run by real bash.
+REAL = ["env -u 2>err X sh", "stdbuf -o 2>err L sh", "env -u timeout sh", "timeout -vk 1 5s sh",
+        "timeout --sig KILL 5s sh", "timeout 2>err 5s sh", "bash -eo pipefail", ">|out sh",
+        "true;>x sh", "env -u X -Ssh", "/usr/bin/nice sh", "bash /dev/stdin",
+        "sh /proc/self/fd/0", "/proc/self/exe", "/bin/s[h]", "find . -maxdepth 0 -exec sh \\;",
+        "taskset -c 0 sh", "setarch x86_64 sh", "flock lock -c sh", "chrt -o 0 sh"]
+
+
+@pytest.mark.parametrize("command", REAL)
+def test_each_bypass_runs_the_payload_in_real_bash(tmp_path, command):
+    # The probe itself: each rejection matters, as bash really runs the payload.
+    assert bash_runs_payload(command, tmp_path)
+    assert magihook.preflight_rejection(command, True) is not None
 
 
 @pytest.mark.parametrize("command", [
@@ -149,7 +232,12 @@ def test_commands_that_reparse_or_change_directory_are_rejected(command, reason)
     "timeout 5 ./x.sh", "timeout -s KILL 5 sh ./x.sh", "timeout 5 bash -e ./x.sh", "env -S './x.sh a'",
     "env -S 'sh ./x.sh'", "env -i ./x.sh", "./sh-timeout.sh 5 sh",
     "sudo -u root ./x.sh bash", "nice -n 5 ./notify.sh bash", "env -i -- ./x.sh bash",
-    "env -u X ./x.sh sh",
+    "env -u X ./x.sh sh", "bash -eo pipefail ./x.sh", "python3 x.py", "python3 -u x.py",
+    "python3 -c 'import x'", "python3 -m pkg", "python3 -W ignore x.py", "perl -Ilib x.pl",
+    "perl -e 'print 1'", "node -r ts-node/register x.ts", "ruby x.rb", "sudo -u sam ./x.sh",
+    "ionice -c3 ./x.sh", "flock lock ./x.sh", "chrt 1 ./x.sh", "xargs -0 ./x.sh",
+    "find . -name x -exec ./check.sh ';'", "[ -f x ] && ./x.sh", "./x.sh 2>err", "5 sh",
+    "./x.sh >|out", "command -v jq >/dev/null && ./x.sh",
 ])
 def test_ordinary_commands_still_pass(command):
     assert magihook.preflight_rejection(command, True) is None
@@ -205,7 +293,9 @@ def test_no_accepted_command_makes_bash_change_directory_or_reparse(tmp_path):
 HANG_CPU_SECONDS = 20
 
 
-@pytest.mark.parametrize("word", ["sh ", "env ", "timeout 5 ", "'sh' ", "sudo sh ", "sh -x "])
+@pytest.mark.parametrize("word", ["sh ", "env ", "timeout 5 ", "'sh' ", "sudo sh ", "sh -x ",
+                                  "env -o sh ", "./x sh -o ", "nice -n ", "find -exec ",
+                                  "env -S'env -S ", "x -Ssh -o "])
 def test_preflight_of_a_long_command_of_shell_words_stays_linear(word):
     import time
 
@@ -213,3 +303,23 @@ def test_preflight_of_a_long_command_of_shell_words_stays_linear(word):
     start = time.process_time()
     magihook.preflight_rejection(command, True)
     assert time.process_time() - start < HANG_CPU_SECONDS
+
+
+def test_no_accepted_command_runs_the_payload_in_real_bash(tmp_path):
+    # Seeded random commands of runners, shells, options, values, descriptors and redirections:
+    # of those preflight accepts, real bash must run none that reads the payload as commands.
+    import random
+
+    words = ["env", "timeout", "nice", "stdbuf", "/usr/bin/nice", "find", ".", "-exec", "\\;",
+             "-u", "-o", "-eo", "-vk", "-S", "-i", "X", "5s", "1", "2>err", ">|out", "sh",
+             "bash", "pipefail", "-Ssh", "--", "-c", "./x.sh", ";", "|", "/dev/stdin"]
+    chooser = random.Random(4)
+    accepted = set()
+    while len(accepted) < 300:
+        command = " ".join(chooser.choice(words) for _ in range(chooser.randint(1, 6)))
+        if magihook.preflight_rejection(command, True) is None:
+            accepted.add(command)
+    for index, command in enumerate(sorted(accepted)):
+        cwd = tmp_path / str(index)
+        cwd.mkdir()
+        assert not bash_runs_payload(command, cwd), command
