@@ -1887,7 +1887,7 @@ def hooks_near_miss(document: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
     `hooks_`), or None: every other top-level key is the agent's own and ignored, so a near miss
     would turn every guard off without a word.  Only keys that fold to h... are compared, so
     the agent's own keys (`tools`) never are."""
-    for key in document:
+    for key in document if isinstance(document, dict) else ():  # the schema says what else
         folded = re.sub(r"[^a-z]", "", key.lower()) if isinstance(key, str) else ""
         if key != "hooks" and folded.startswith("h") and (
                 folded == "hooks" or _close_to_hooks(folded)):
@@ -7039,11 +7039,17 @@ def failure_warning(hook: HookDefinition, event: ToolEvent, outcome: HookOutcome
 
 
 def injection_warning(hook: HookDefinition, event: ToolEvent, injection: Injection) -> str:
-    """The warning for a hook that succeeded but whose stdout could not be injected."""
-    return sanitize_message("%s: its stdout was not injected: %s (expected {\"context_items\": "
-                            "[{\"role\": \"user\", \"content\": ...}]} within %d bytes)" % (
-                                hook_subject(hook, event.tool_name), injection.status,
-                                hook.provider_context_max_bytes), 400)
+    """The warning for a hook that succeeded but whose stdout could not be injected: it names
+    the shape the hook's own dialect answers with."""
+    if hook.dialect == MAGIHOOK_DIALECT:
+        expected = '{"context_items": [{"role": "user", "content": ...}]}'
+    elif AGENTS[hook.dialect].top_level_output:
+        expected = '{"additionalContext": "..."}'
+    else:
+        expected = '{"hookSpecificOutput": {"additionalContext": "..."}}'
+    return sanitize_message("%s: its stdout was not injected: %s (expected %s within %d bytes)" % (
+        hook_subject(hook, event.tool_name), injection.status, expected,
+        hook.provider_context_max_bytes), 400)
 
 
 # How long a record waits for the session file's lock before it is written without it.

@@ -306,3 +306,13 @@ def test_a_vendored_copy_runs_without_site_packages(project, tmp_path):
     assert json.loads(done.stdout) == [
         "continue", ["before_tool hook #0 (bash) failed: exit: hook exited with status 1" + WENT_ON],
         False]
+
+
+@pytest.mark.parametrize("document, got", [
+    (None, "null"), (5, "an integer"), (1.5, "a non-integer number"), (True, "a boolean"),
+    ("x", "a string"), ([], "an array")])
+def test_a_settings_document_that_is_no_object_is_a_settings_error(document, got):
+    # null and numbers once raised TypeError (a string was read key by key).
+    with pytest.raises(magihook.SettingsError) as raised:
+        magihook.settings_from_document(document)
+    assert str(raised.value) == "settings: $: expected an object, got %s" % got

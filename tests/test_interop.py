@@ -39,7 +39,7 @@ def install(project, *names):
 
 def dialect_hook(agent, script, **fields):
     variable = {"claude-code": '"$CLAUDE_PROJECT_DIR"/', "gemini": "$GEMINI_PROJECT_DIR/",
-                "codex": "./"}[agent]
+                "codex": "./", "copilot": "./"}[agent]
     return dict({"label": "h", "command": variable + ".hooks/" + script, "dialect": agent,
                  "payload": "full"}, **fields)
 
@@ -1217,6 +1217,22 @@ def test_dialect_injection_statuses(project, body, status):
     assert (result.returncode, result.json["context_items"]) == (0, [])
     assert injection_events(result) == [
         ("hook_context_injection", {"status": status, "item_count": 0, "byte_count": 0})]
+
+
+@pytest.mark.parametrize("agent, expected", [
+    ("claude-code", '{"hookSpecificOutput": {"additionalContext": "..."}}'),
+    ("copilot", '{"additionalContext": "..."}'),
+])
+def test_a_dialect_hook_s_injection_warning_names_its_own_answer(project, agent, expected):
+    # It quoted magihook's {"context_items": ...}, which a dialect hook never answers with.
+    (project / ".hooks").mkdir()
+    write_script(project / ".hooks", "ctx.sh", "#!/bin/sh\ncat >/dev/null\nprintf '[1]'\n")
+    settings = config(project, after_tool=[dialect_hook(
+        agent, "ctx.sh", provider_context_injection=True)])
+    result = run_phase_cli(project, "after_tool", settings, after_event())
+    assert result.json["warnings"] == [
+        "hook h (after_tool #0, bash): its stdout was not injected: invalid_shape (expected %s "
+        "within 4096 bytes)" % expected]
 
 
 def test_gemini_after_exit_2_adds_stderr_as_context(project):
