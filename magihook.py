@@ -2466,8 +2466,11 @@ _RUNNERS = MappingProxyType({
 _EXEC_OPTIONS = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 # Programs that start a user's shell, which reads the payload as commands (or runs a `-c` string).
 _SHELL_STARTERS = frozenset(("login", "newgrp", "runuser", "script", "sg", "su"))
-# Script names that are the program's stdin.
-_STDIN_SCRIPTS = frozenset(("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"))
+# Repeated slashes and `.` components, which name the same folder (`//proc/./self/exe`).
+_SLASHES = re.compile(r"/(?:\.?/)+")
+# Where a program or a script may be bash itself or stdin (`/proc/self/exe`, `/dev/stdin`,
+# `/proc/thread-self/fd/0`): no hook's program or script lives there.
+_DEVICE_FOLDERS = ("/proc/", "/dev/")
 # Command strings inside command strings (`env -S'sh -c "…"'`) are read this deep, then refused.
 _NESTING = 8
 _AT_COMMAND = ("command", "", 0)   # the automaton's state: this word is at a command's place
@@ -2788,7 +2791,7 @@ def _program_rejection(words: Sequence[str], index: int,
         return "command uses . (source)"
     if word not in ("[", "[[") and any(character in word for character in "*?["):
         return "command names its program with a glob"
-    if word.startswith(("/proc/", "/dev/")):
+    if _SLASHES.sub("/", word).startswith(_DEVICE_FOLDERS):
         return "command runs a program from /proc or /dev"
     if any(character in word for character in _BASH_DELIMITERS):
         return _command_line_rejection(_bash_tokens(word), depth + 1)
@@ -2888,8 +2891,10 @@ def _cluster_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional[
 
 
 def _script_verdict(reader: _ProgramArguments, script: str) -> Optional[str]:
-    """A script word: stdin itself (`bash /dev/stdin`, `python3 -`) reads the payload."""
-    if script in _STDIN_SCRIPTS or (script == "-" and not reader.shell):
+    """A script word: stdin itself (`bash /dev/stdin`, `python3 -`) reads the payload, and
+    nothing under /proc or /dev is a hook's script."""
+    if _SLASHES.sub("/", script).startswith(_DEVICE_FOLDERS) or (
+            script == "-" and not reader.shell):
         return reader.reason
     return None
 

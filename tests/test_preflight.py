@@ -168,6 +168,9 @@ BYPASSES = [
     ("/bin/b?sh", "command names its program with a glob"), ("bash /dev/stdin", STDIN),
     ("sh /proc/self/fd/0", STDIN), ("bash -- /dev/fd/0", STDIN),
     ("/proc/self/exe", "command runs a program from /proc or /dev"),
+    ("//proc/./self/exe", "command runs a program from /proc or /dev"),
+    ("bash /proc/thread-self/fd/0", STDIN), ("sh /dev/./stdin", STDIN),
+    ("python3 /dev//stdin", INTERPRETER),
     # runners outside the old prefix list
     ("ionice -c3 sh", STDIN), ("chrt 1 sh", STDIN), ("chrt -o 0 sh", STDIN),
     ("taskset 0x1 sh", STDIN), ("taskset -c 0 sh", STDIN), ("setpriv --reuid 0 sh", STDIN),
