@@ -2419,12 +2419,13 @@ def matching_hooks(settings: Settings, phase: str, tool: str) -> List[HookDefini
 # =================================================================================================
 #
 # The spec's conservative check of a hook's command string, made on the words bash will run.  It
-# guards against a command that, by mistake, moves bash out of the agent's cwd or runs the payload
-# (the model's tool call) as commands: a shell or an interpreter with no script reads its stdin,
-# which is the payload.  Each simple command is read as a small automaton over its words, which
-# follows every reading of a runner's options (an option may or may not take the next word as its
-# value), so no misread value hides a shell.  It is not a sandbox against the command's author:
-# what a named script or program does is theirs (docs/usage.md#preflight).
+# guards against a command that, by mistake, moves bash out of the agent's cwd, parses text as
+# commands again, or runs the payload (the model's tool call) as commands: a shell or an
+# interpreter with no script reads its stdin, which is the payload.  Each simple command is read
+# as a small automaton over its words that follows every reading of a runner's options (an option
+# may or may not take the next word as its value), so no misread value hides a shell.  It is not a
+# sandbox against the command's author: what a named script or program does is theirs
+# (docs/usage.md#preflight).
 
 PREFLIGHT_CHARACTERS = "$~`{}"
 # bash's word delimiters: blanks and the characters of its operators.  A `#` starts a comment only
@@ -2445,24 +2446,73 @@ _OPTION_LETTERS = re.compile(r"^-+([A-Za-z0-9]+)")
 _PARENT_COMPONENT = re.compile(r"(?:^|/)\.\.(?:/|$)")
 # `.?`, `.*`, `.[.]` match `..` in bash before 5.2 (globskipdots).
 _DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
-# Commands that change bash's directory or parse a string as commands again; rejected wherever
-# they appear, like `cd`.  `.` (source) only where it is a command: `ls .` is a path.
-_PREFLIGHT_COMMANDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap")
+# Words rejected wherever they appear, like `cd`: builtins that change bash's directory or parse
+# a string as commands again, and the variables that make bash run a file or expand a string
+# (`BASH_ENV=/dev/stdin ./x.sh`, `PS4` under `set -x`).  `.` (source) only where it is a command.
+_PREFLIGHT_WORDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap", "BASH_ENV", "PS4",
+                    "SHELLOPTS", "BASHOPTS")
+# Builtins that, at a command's place, read the payload into variables (whose text arithmetic then
+# runs: `read x; (( x ))`; `select` reads stdin too), run a string (`mapfile -C`, `compgen -C`),
+# evaluate arithmetic, load code or map a name to another program (`hash -p /bin/sh x`); and
+# `printf -v`, which writes any text, `$` too, into a variable.
+_TEXT_BUILTINS = frozenset(("compgen", "complete", "enable", "hash", "let", "mapfile", "read",
+                            "readarray", "select"))
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 # Words after which the next word is at a command's place again.
 _KEYWORDS = frozenset(("!", "if", "then", "else", "elif", "do", "while", "until"))
-# A runner starts the command that follows its own words: options (any of which may take the next
-# word as its value, and that value may itself be a command, as in `flock -c sh`) and this many
-# operands (`timeout DURATION`, `chrt PRIORITY`, `flock FILE`, `chroot DIR`).
+# A runner starts the command that follows its own words.  Each row: (operands before the
+# command; its options that take a value, `-x` (the rest of the cluster, or the next word) or
+# `--long`; of those, the ones whose value is a command line (`env -S`, `flock -c`); options that
+# start the user's shell instead (`sudo -s`); whether it starts a shell when no command follows
+# (`unshare`, `chroot /`, `ssh host`); options that put the payload in its command (xargs, whose
+# command also gets the payload's words: None for every other runner)).  The automaton reads any
+# option as taking a value or not, both; the row's value options are for the exact reading of
+# whether a command follows at all.
+_RUNNER = (0, (), (), (), False, None)
+_STARTS_WITHOUT_COMMAND = (0, (), (), (), True, None)
 _RUNNERS = MappingProxyType({
-    "builtin": 0, "busybox": 0, "catchsegv": 0, "cgexec": 0, "chpst": 0, "command": 0,
-    "coproc": 0, "doas": 0, "eatmydata": 0, "env": 0, "fakeroot": 0, "firejail": 0, "ionice": 0,
-    "linux32": 0, "linux64": 0, "ltrace": 0, "nice": 0, "nocache": 0, "nohup": 0, "nsenter": 0,
-    "numactl": 0, "prlimit": 0, "proxychains": 0, "proxychains4": 0, "rlwrap": 0, "setpriv": 0,
-    "setsid": 0, "stdbuf": 0, "strace": 0, "sudo": 0, "systemd-run": 0, "time": 0, "toybox": 0,
-    "torsocks": 0, "unbuffer": 0, "unshare": 0, "valgrind": 0, "xargs": 0,
-    "chroot": 1, "chrt": 1, "faketime": 1, "flock": 1, "setarch": 1, "taskset": 1, "timeout": 1})
-# find's options whose next word is a command it runs (up to a `;` word).
+    "builtin": _RUNNER, "busybox": _RUNNER, "catchsegv": _RUNNER, "cgexec": _RUNNER,
+    "chpst": _RUNNER, "command": _RUNNER, "coproc": _RUNNER, "eatmydata": _RUNNER,
+    "ltrace": _RUNNER, "nocache": _RUNNER, "nohup": _RUNNER, "numactl": _RUNNER,
+    "prlimit": _RUNNER, "proxychains": _RUNNER, "proxychains4": _RUNNER, "rlwrap": _RUNNER,
+    "setpriv": _RUNNER, "setsid": _RUNNER, "strace": _RUNNER, "systemd-run": _RUNNER,
+    "time": _RUNNER, "toybox": _RUNNER, "torsocks": _RUNNER, "unbuffer": _RUNNER,
+    "valgrind": _RUNNER, "watch": (0, ("-d", "-n", "--interval"), (), (), False, None),
+    "env": (0, ("-u", "-C", "-S", "--unset", "--chdir", "--split-string"),
+            ("-S", "--split-string"), (), False, None),
+    "sudo": (0, ("-C", "-D", "-g", "-h", "-p", "-r", "-R", "-t", "-T", "-u", "-U", "--user",
+                 "--group", "--prompt", "--chdir", "--chroot", "--role", "--type", "--host"),
+             (), ("-i", "-s", "--login", "--shell"), False, None),
+    "doas": (0, ("-C", "-u"), (), ("-s",), False, None),
+    "nice": (0, ("-n", "--adjustment"), (), (), False, None),
+    "ionice": (0, ("-c", "-n", "-p", "-P", "-u", "--class", "--classdata"), (), (), False, None),
+    "stdbuf": (0, ("-i", "-o", "-e", "--input", "--output", "--error"), (), (), False, None),
+    "xargs": (0, ("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter",
+                  "--max-args", "--max-procs", "--max-chars"), (), (), False,
+              ("-I", "-i", "--replace")),
+    "timeout": (1, ("-k", "-s", "--kill-after", "--signal"), (), (), False, None),
+    "chrt": (1, ("-D", "-P", "-T"), (), (), False, None),
+    "taskset": (1, (), (), (), False, None), "faketime": (1, (), (), (), False, None),
+    "flock": (1, ("-c", "-E", "-w", "--command", "--timeout", "--conflict-exit-code"),
+              ("-c", "--command"), (), False, None),
+    "fakeroot": (0, ("-b", "-i", "-l", "-s", "--faked", "--lib"), (), (), True, None),
+    "fakeroot-sysv": (0, ("-b", "-i", "-l", "-s", "--faked", "--lib"), (), (), True, None),
+    "fakeroot-tcp": (0, ("-b", "-i", "-l", "-s", "--faked", "--lib"), (), (), True, None),
+    "firejail": _STARTS_WITHOUT_COMMAND, "linux32": _STARTS_WITHOUT_COMMAND,
+    "linux64": _STARTS_WITHOUT_COMMAND, "setarch": (1, (), (), (), True, None),
+    "unshare": (0, ("-G", "-R", "-S", "-w", "--root", "--setgid", "--setuid", "--wd"), (), (),
+                True, None),
+    "nsenter": (0, ("-G", "-S", "-t", "--setgid", "--setuid", "--target"), (), (), True, None),
+    "chroot": (1, ("--groups", "--userspec"), (), (), True, None),
+    "ssh": (1, tuple("-" + letter for letter in "BbcDEeFIiJLlmOopQRSWw"), (), (), True, None),
+    # setarch under an architecture's name (util-linux links the host's: `x86_64`, `i386`)
+    **{name: _STARTS_WITHOUT_COMMAND for name in (
+        "aarch64", "alpha", "arm", "arm64", "armv7l", "armv8l", "i386", "i486", "i586", "i686",
+        "ia64", "mips", "mips32", "mips64", "parisc", "parisc32", "parisc64", "ppc", "ppc32",
+        "ppc64", "ppc64le", "riscv64", "s390", "s390x", "sparc", "sparc32", "sparc64", "uname26",
+        "x86_64")},
+})
+# find's options whose next word is a command it runs, up to a `;` word.
 _EXEC_OPTIONS = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 # Programs that start a user's shell, which reads the payload as commands (or runs a `-c` string).
 _SHELL_STARTERS = frozenset(("login", "newgrp", "runuser", "script", "sg", "su"))
@@ -2471,42 +2521,25 @@ _SLASHES = re.compile(r"/(?:\.?/)+")
 # Where a program or a script may be bash itself or stdin (`/proc/self/exe`, `/dev/stdin`,
 # `/proc/thread-self/fd/0`): no hook's program or script lives there.
 _DEVICE_FOLDERS = ("/proc/", "/dev/")
+# A program's name with a version after it (`python3.12`, `ksh93`, `perl5.36-x86_64-linux-gnu`).
+_VERSIONED = re.compile(r"([a-z]+)[0-9]")
 # Command strings inside command strings (`env -S'sh -c "…"'`) are read this deep, then refused.
-_NESTING = 8
+_NESTING = 4
 _AT_COMMAND = ("command", "", 0)   # the automaton's state: this word is at a command's place
 _NO_SCRIPT = "no script"           # a program whose arguments name no script reads stdin
 _INTERPRETER_READS_STDIN = "command runs an interpreter that reads its program from stdin"
 _STARTS_SHELL = "command starts a user's shell"
-
-
-@data_class(frozen=True)
-class _RunnerOptions:
-    """The options of a runner that matter to preflight.  A letter in `values` takes the rest of
-    its cluster (or the next word) as its value; `commands` are those whose value is a command
-    line (`env -S`), `shells` start the user's shell (`sudo -s`); long options likewise."""
-
-    values: str
-    commands: str = ""
-    shells: str = ""
-    long_commands: Tuple[str, ...] = ()
-    long_shells: Tuple[str, ...] = ()
-
-
-_RUNNER_OPTIONS = MappingProxyType({
-    "env": _RunnerOptions("uCS", commands="S", long_commands=("--split-string",)),
-    "flock": _RunnerOptions("cEw", commands="c", long_commands=("--command",)),
-    "sudo": _RunnerOptions("CDghprRtTuU", shells="is", long_shells=("--login", "--shell")),
-    "doas": _RunnerOptions("Cu", shells="s"),
-})
+_XARGS_PAYLOAD = "command lets xargs put the payload in its command"
 
 
 @data_class(frozen=True)
 class _ProgramArguments:
     """How a program whose stdin may be its program reads the words before its script: option
-    letters whose value is a command string (`bash -c`), that read stdin (`bash -s`), that name
-    the program (`python3 -c`, `perl -e`: it needs no script), that take a value, or that take
-    only the rest of their cluster; `glued`: a value letter takes the rest of its cluster when
-    there is one (getopt's way), else each takes the next word (a shell's `-o`)."""
+    letters whose value is a command string (`bash -c`), that read stdin (`bash -s`,
+    `python3 -i`), that name the program (`python3 -c`, `perl -e`: it needs no script), that take
+    a value, or that take only the rest of their cluster; `glued`: a value letter takes the rest
+    of its cluster when there is one (getopt's way), else each takes the next word (a shell's
+    `-o`)."""
 
     names: Tuple[str, ...]
     reason: str
@@ -2518,7 +2551,8 @@ class _ProgramArguments:
     glued: bool = True
     long_values: Tuple[str, ...] = ()
     long_programs: Tuple[str, ...] = ()
-    shell: bool = False   # `+o` is an option and `-` ends the options (a shell's way)
+    # A shell's ways: `+c` is `-c`, `-` ends the options, `-rcfile` is `--rcfile`.
+    shell: bool = False
 
 
 _SHELL_ARGUMENTS = _ProgramArguments(
@@ -2529,15 +2563,21 @@ _SHELL_ARGUMENTS = _ProgramArguments(
 _PROGRAM_ARGUMENTS = MappingProxyType({
     reader_name: reader for reader in (
         _SHELL_ARGUMENTS,
-        _ProgramArguments(("python", "pypy"), _INTERPRETER_READS_STDIN, program="cm",
+        _ProgramArguments(("python", "pypy"), _INTERPRETER_READS_STDIN, stdin="i", program="cm",
                           values="WX", long_values=("--check-hash-based-pycs",)),
-        _ProgramArguments(("perl",), _INTERPRETER_READS_STDIN, program="eE", values="I",
-                          rest="0CdDilmMxV"),
+        _ProgramArguments(("perl",), _INTERPRETER_READS_STDIN, stdin="d", program="eE",
+                          values="I", rest="0CDilmMxV"),
         _ProgramArguments(("ruby",), _INTERPRETER_READS_STDIN, program="e", values="ICEr",
                           rest="0FKTWx"),
-        _ProgramArguments(("node", "nodejs"), _INTERPRETER_READS_STDIN, program="ep",
-                          values="Cr", long_programs=("--eval", "--print"),
-                          long_values=("--conditions", "--import", "--loader", "--require")))
+        _ProgramArguments(("node", "nodejs"), _INTERPRETER_READS_STDIN, stdin="i",
+                          program="ep", values="Cr", long_programs=("--eval", "--print"),
+                          long_values=(
+                              "--conditions", "--diagnostic-dir", "--disable-warning",
+                              "--env-file", "--experimental-loader", "--icu-data-dir",
+                              "--import", "--input-type", "--loader", "--openssl-config",
+                              "--redirect-warnings", "--report-dir", "--require",
+                              "--test-reporter", "--test-reporter-destination", "--title",
+                              "--watch-path")))
     for reader_name in reader.names})
 
 
@@ -2548,6 +2588,11 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
     and `\\/bin/x` are the `cd`, `../x` and `/bin/x` they run as, and up to the comment bash
     sees.  The reason names the rule, never the command text.
     """
+    return _preflight(command, absolute_paths, 0)
+
+
+def _preflight(command: str, absolute_paths: bool, depth: int) -> Optional[str]:
+    """preflight_rejection of COMMAND, a command string DEPTH strings deep (`env -S`'s)."""
     if not command.strip():
         return "command is empty"
     if "\x00" in command:
@@ -2564,12 +2609,13 @@ def preflight_rejection(command: str, absolute_paths: bool) -> Optional[str]:
         return "command has an unbalanced quote"
     pieces = [piece for is_operator, text in tokens if not is_operator
               for piece in _PIECE_BREAKS.split(text) if piece]
-    for name in _PREFLIGHT_COMMANDS:
+    for name in _PREFLIGHT_WORDS:
         if name in pieces:
             return "command uses %s" % name
-    values = [value for piece in pieces for value in _glued_values(piece)]
-    return (_command_line_rejection(tokens, 0) or _glued_shell_rejection(pieces, values)
-            or _path_rejection(values, absolute_paths))
+    return (_command_line_rejection(tokens, absolute_paths, depth)
+            or _glued_shell_rejection(pieces)
+            or _path_rejection([value for piece in pieces for value in _glued_values(piece)],
+                               absolute_paths))
 
 
 def _path_rejection(values: Sequence[str], absolute_paths: bool) -> Optional[str]:
@@ -2585,13 +2631,12 @@ def _path_rejection(values: Sequence[str], absolute_paths: bool) -> Optional[str
 
 
 def _glued_values(piece: str) -> List[str]:
-    """The piece itself and, for an option cluster, the rest after each of its letters: in
-    `-I../inc`, `-f/etc/x` or `sort -ro/x` any letter may be the flag whose value is glued on."""
+    """The piece itself and, for an option cluster, what follows its letters: in `-I../inc`,
+    `-f/etc/x` or `sort -ro/x` the last letter may be the flag whose value is glued on.  (A value
+    glued after an earlier letter starts with a letter, so no path rule finds more in it than in
+    the piece.)"""
     letters = _OPTION_LETTERS.match(piece) if piece.startswith("-") else None
-    if letters is None:
-        return [piece]
-    start = letters.start(1)
-    return [piece] + [piece[start + count:] for count in range(1, len(letters.group(1)) + 1)]
+    return [piece] if letters is None else [piece, piece[letters.end(1):]]
 
 
 def _bash_tokens(command: str) -> Optional[List[Tuple[bool, str]]]:
@@ -2651,9 +2696,9 @@ def _flush_operator(tokens: List[Tuple[bool, str]], operator: str) -> str:
     return ""
 
 
-def _simple_commands(tokens: Sequence[Tuple[bool, str]]) -> Iterator[List[str]]:
-    """Each simple command's words, without its redirections and their files.  A `;` word ends
-    one too, as it ends the command of find's `-exec`."""
+def _simple_commands(tokens: Sequence[Tuple[bool, str]]) -> Iterator[Tuple[List[str], bool]]:
+    """Each simple command's words, without its redirections and their files, and whether a `;`
+    word ended it (as it ends the command of find's `-exec`: find's own words go on after it)."""
     words: List[str] = []
     target = False  # the word after a redirection operator is its file
     for is_operator, text in tokens:
@@ -2661,7 +2706,7 @@ def _simple_commands(tokens: Sequence[Tuple[bool, str]]) -> Iterator[List[str]]:
             if target:
                 target = False
             elif text == ";":
-                yield words
+                yield words, True
                 words = []
             else:
                 words.append(text)
@@ -2670,61 +2715,67 @@ def _simple_commands(tokens: Sequence[Tuple[bool, str]]) -> Iterator[List[str]]:
             if "<" in operator or ">" in operator:
                 target = True
             else:
-                yield words
+                yield words, False
                 words, target = [], False
-    yield words
+    yield words, False
 
 
-def _command_line_rejection(tokens: Optional[Sequence[Tuple[bool, str]]],
+if TYPE_CHECKING:
+    # The automaton's state: (kind, runner, operands left before the runner's command).
+    _State = Tuple[str, str, int]
+    # What reading the words from a position came to, per program or runner: a verdict of
+    # _arguments_verdict, or where a runner's own words end.
+    _Memo = Dict[Tuple[str, int], Any]
+
+
+def _command_line_rejection(tokens: Sequence[Tuple[bool, str]], absolute_paths: bool,
                             depth: int) -> Optional[str]:
-    """Why any simple command of a command line is rejected: `.` (source), a shell, an
-    interpreter or a shell starter at a command's place, or a command string that is."""
-    if tokens is None:
-        return "command has an unbalanced quote"
-    if depth > _NESTING:
-        return "command nests command strings too deeply"
-    for words in _simple_commands(tokens):
-        reason = _simple_command_rejection(words, depth)
+    """Why a simple command of a command line is rejected: `.` (source), a shell, an
+    interpreter, a shell starter or a text builtin at a command's place, or a command string
+    that is."""
+    carried: Tuple[_State, ...] = ()
+    for words, by_semicolon in _simple_commands(tokens):
+        reason, live = _simple_command_rejection(words, carried, absolute_paths, depth)
         if reason is not None:
             return reason
+        carried = tuple(state for state in live if state[0] == "find") if by_semicolon else ()
     return None
 
 
-def _simple_command_rejection(words: Sequence[str], depth: int) -> Optional[str]:
+def _simple_command_rejection(words: Sequence[str], carried: Tuple[_State, ...],
+                              absolute_paths: bool,
+                              depth: int) -> Tuple[Optional[str], Set[_State]]:
     """Run the automaton over one simple command: each word's states say whether it may be at
-    a command's place; the set of states stays small, so this is linear in the words."""
-    memo: Dict[Tuple[str, int], Optional[str]] = {}
-    states = {_AT_COMMAND}
+    a command's place; the set of states stays small, so this is linear in the words.  Returns
+    the rejection, or None and the states left after the last word."""
+    memo: _Memo = {}
+    states = {_AT_COMMAND, *carried}
     for index, word in enumerate(words):
-        following: Set[Tuple[str, str, int]] = set()
+        following: Set[_State] = set()
         at_command = False
         for state in states:
-            if state == _AT_COMMAND or (state[0] == "options" and state[2] == 0
-                                        and not _is_option(word) and word != "--"):
+            if state == _AT_COMMAND:
                 at_command = True
-            else:
-                reason = _runner_step(state, word, depth, following)
-                if reason is not None:
-                    return reason
-        if at_command:
-            reason = _program_rejection(words, index, memo, depth)
+                continue
+            here, reason = _runner_step(state, word, following, absolute_paths, depth)
             if reason is not None:
-                return reason
+                return reason, set()
+            at_command = at_command or here
+        if at_command:
+            reason = _program_rejection(words, index, memo, absolute_paths, depth)
+            if reason is not None:
+                return reason, set()
             following.update(_after_command(word))
         if not following:
-            return None
+            return None, following
         states = following
-    return None
+    return None, states
 
 
-def _is_option(word: str) -> bool:
-    return word.startswith("-") and len(word) > 1
-
-
-def _runner_step(state: Tuple[str, str, int], word: str, depth: int,
-                 following: Set[Tuple[str, str, int]]) -> Optional[str]:
-    """Where WORD, read in a runner's STATE, leads (added to FOLLOWING), or why it is rejected
-    (`env -Ssh`, `sudo -s`)."""
+def _runner_step(state: _State, word: str, following: Set[_State], absolute_paths: bool,
+                 depth: int) -> Tuple[bool, Optional[str]]:
+    """Read WORD in a runner's STATE: (whether it is at a command's place, why it is rejected:
+    `env -Ssh`, `sudo -s`); the states of the next word are added to FOLLOWING."""
     kind, runner, operands = state
     if kind == "value":     # the word after an option may be its value
         following.add(("options", runner, operands))
@@ -2733,71 +2784,105 @@ def _runner_step(state: Tuple[str, str, int], word: str, depth: int,
         if word in _EXEC_OPTIONS:
             following.add(_AT_COMMAND)
     elif word == "--":
-        following.add(_AT_COMMAND if operands == 0 else state)
-    elif _is_option(word):
+        # The end of its options; env still reads a `-` after it as `-i` (`env -- - sh`).
+        following.update((_AT_COMMAND, state) if operands == 0 else (state,))
+    elif word.startswith("-"):  # `-` alone too: env's `-i`
         # Both readings: a flag, or an option whose value is the next word (itself perhaps a
         # command: `flock -c sh`, `su -c sh`).
         following.update((state, ("value", runner, operands), _AT_COMMAND))
-        return _runner_option_rejection(runner, word, depth)
+        return False, _runner_option_rejection(runner, word, absolute_paths, depth)
     else:
+        if "=" in word:
+            following.add(state)  # env's NAME=VALUE, whatever the name
+        if operands == 0:
+            return True, None
         following.add(("options", runner, operands - 1))  # an operand
-    return None
+    return False, None
 
 
-def _runner_option_rejection(runner: str, word: str, depth: int) -> Optional[str]:
-    """Why one option of RUNNER is rejected: it starts the user's shell, or its glued value is
-    a command line that is (`env -Ssh`, `env -iS'sh -c x'`, `--split-string=sh`)."""
-    options = _RUNNER_OPTIONS.get(runner)
-    if options is None:
-        return None
+def _runner_option_rejection(runner: str, word: str, absolute_paths: bool,
+                             depth: int) -> Optional[str]:
+    """Why one option of RUNNER is rejected: it starts the user's shell, puts the payload in the
+    command, or its glued value is a command line that is rejected (`env -Ssh`, `env -iS'sh -c
+    x'`, `--split-string=sh`, `--s=sh`: getopt takes a long option's unambiguous start)."""
+    _, values, commands, shells, _, payload = _RUNNERS[runner]
     if word.startswith("--"):
         name, equals, value = word.partition("=")
-        if len(name) > 3 and any(option.startswith(name) for option in options.long_shells):
-            return _STARTS_SHELL  # getopt_long takes a long option's unambiguous start too
-        if equals and len(name) > 3 and any(option.startswith(name)
-                                            for option in options.long_commands):
-            return _command_line_rejection(_bash_tokens(value), depth + 1)
-        return None
-    for index in range(1, len(word)):
-        letter = word[index]
-        if letter in options.shells:
+
+        def named(options: Sequence[str]) -> bool:
+            return len(name) > 2 and any(option.startswith(name) for option in options)
+        if named(shells):
             return _STARTS_SHELL
-        if letter in options.values:
+        if payload is not None and named(payload):
+            return _XARGS_PAYLOAD
+        return _nested_rejection(value, absolute_paths, depth) if equals and named(
+            commands) else None
+    for index in range(1, len(word)):
+        option = "-" + word[index]
+        if option in shells:
+            return _STARTS_SHELL
+        if payload is not None and option in payload:
+            return _XARGS_PAYLOAD
+        if option in values:
             rest = word[index + 1:]
-            if rest and letter in options.commands:
-                return _command_line_rejection(_bash_tokens(rest), depth + 1)
-            return None
+            return _nested_rejection(rest, absolute_paths, depth) if rest and (
+                option in commands) else None
     return None
 
 
-def _after_command(word: str) -> Tuple[Tuple[str, str, int], ...]:
+def _nested_rejection(text: str, absolute_paths: bool, depth: int) -> Optional[str]:
+    """Why a command string inside the command (`env -S`'s, `flock -c`'s, a word with blanks at
+    a command's place) is rejected, by every rule, read as bash reads it and as `env -S` does:
+    `\\_` and `\\c` are blanks there (`\\c` ends the string), and `>` or `;` plain words."""
+    if depth >= _NESTING:
+        return "command nests command strings too deeply"
+    split = text.replace("\\_", " ").replace("\\c", " ")
+    for reading in dict.fromkeys((split, _ENV_SPLIT_OPERATORS.sub(" _ ", split))):
+        reason = _preflight(reading, absolute_paths, depth + 1) if reading.strip() else None
+        if reason is not None:
+            return reason
+    return None
+
+
+_ENV_SPLIT_OPERATORS = re.compile(r"[;&|()<>]")
+
+
+def _after_command(word: str) -> Tuple[_State, ...]:
     """The states of the word after WORD, at a command's place: a command again after a keyword
     or an assignment, a runner's words after a runner, find's arguments after find."""
     if word in _KEYWORDS or _ASSIGNMENT.match(word):
         return (_AT_COMMAND,)
     name = word.rsplit("/", 1)[-1]
     if name in _RUNNERS:
-        return (("options", name, _RUNNERS[name]),)
+        return (("options", name, _RUNNERS[name][0]),)
     return (("find", name, 0),) if name == "find" else ()
 
 
 def _program_rejection(words: Sequence[str], index: int,
-                       memo: Dict[Tuple[str, int], Optional[str]], depth: int) -> Optional[str]:
-    """Why the word at INDEX, at a command's place, is rejected: `.`, a program named by a glob
-    or under /proc or /dev (`/proc/self/exe` is bash), a command line in one word, a shell
-    starter, or a shell or an interpreter that reads its program from stdin or a string."""
+                       memo: _Memo, absolute_paths: bool,
+                       depth: int) -> Optional[str]:
+    """Why the word at INDEX, at a command's place, is rejected: `.`, a command line in one
+    word, a program named by a glob or under /proc or /dev (`/proc/self/exe` is bash), a shell
+    starter, a text builtin, a runner with no command where that starts a shell, or a shell or
+    an interpreter that reads its program from stdin or a string."""
     word = words[index]
     if word == ".":
         return "command uses . (source)"
+    if _ASSIGNMENT.match(word):
+        return None  # its value is neither globbed nor run
+    if any(character in word for character in _BASH_DELIMITERS):
+        return _nested_rejection(word, absolute_paths, depth)
     if word not in ("[", "[[") and any(character in word for character in "*?["):
         return "command names its program with a glob"
-    if _SLASHES.sub("/", word).startswith(_DEVICE_FOLDERS):
+    if _is_device(word):
         return "command runs a program from /proc or /dev"
-    if any(character in word for character in _BASH_DELIMITERS):
-        return _command_line_rejection(_bash_tokens(word), depth + 1)
     name = word.rsplit("/", 1)[-1]
     if name in _SHELL_STARTERS:
         return _STARTS_SHELL
+    if name in _TEXT_BUILTINS or (name == "printf" and _printf_assigns(words, index)):
+        return "command uses %s" % ("printf -v" if name == "printf" else name)
+    if name in _RUNNERS:
+        return _runner_rejection(words, index, memo)
     reader = _program_arguments(name)
     if reader is None:
         return None
@@ -2805,30 +2890,114 @@ def _program_rejection(words: Sequence[str], index: int,
     return reader.reason if verdict is _NO_SCRIPT else verdict
 
 
+def _printf_assigns(words: Sequence[str], index: int) -> bool:
+    for word in words[index + 1:]:
+        if not word.startswith("-") or word == "--":
+            return False
+        if "v" in word:
+            return True
+    return False
+
+
+def _runner_rejection(words: Sequence[str], index: int,
+                      memo: _Memo) -> Optional[str]:
+    """A runner that starts a shell when no command follows its own words (`unshare`, `setarch
+    x86_64 -R`, `ssh host`), or xargs whose command is a runner left without one, which then runs
+    the payload's first word (`xargs env`, `xargs nice -n 5`)."""
+    name = words[index].rsplit("/", 1)[-1]
+    _, _, _, _, starts_shell, payload = _RUNNERS[name]
+    if not starts_shell and payload is None:
+        return None
+    command = _runner_command(words, index, memo)
+    if command is None:
+        return _STARTS_SHELL if starts_shell else None
+    while payload is not None and words[command].rsplit("/", 1)[-1] in _RUNNERS:
+        following = _runner_command(words, command, memo)
+        if following is None:
+            return _XARGS_PAYLOAD
+        command = following
+    return None
+
+
+def _runner_command(words: Sequence[str], index: int, memo: _Memo) -> Optional[int]:
+    """Where the command of the runner at INDEX is, read exactly (its value options take their
+    values, a NAME=VALUE word is env's, options may come between its operands), or None when
+    nothing follows its own words.  Where they end is kept in MEMO, so a command of many
+    runners reads each word once."""
+    name = words[index].rsplit("/", 1)[-1]
+    operands, values = _RUNNERS[name][:2]
+    visited = []
+    position = index + 1
+    while position < len(words):
+        key = ("%s %d" % (name, operands), position)
+        if key in memo:
+            position, operands = memo[key]
+            break
+        visited.append(key)
+        word = words[position]
+        if word == "--":
+            position, operands = position + 1 + operands, 0
+            break
+        if word.startswith("-"):
+            option = word.partition("=")[0]
+            takes = option in values and "=" not in word if word.startswith("--") else (
+                "-" + word[-1] in values)
+            position += 2 if takes else 1
+        elif "=" in word or operands:
+            position, operands = position + 1, operands - (0 if "=" in word else 1)
+        else:
+            break
+    for key in visited:
+        memo[key] = (position, operands)
+    position += operands
+    return position if position < len(words) else None
+
+
 def _program_arguments(name: str) -> Optional[_ProgramArguments]:
     """How the program NAME reads its arguments, when its stdin may be its program; a version
     after the name is the same program (`python3.12`, `ksh93`)."""
-    return _PROGRAM_ARGUMENTS.get(name.rstrip("0123456789."))
+    reader = _PROGRAM_ARGUMENTS.get(name)
+    if reader is None:
+        versioned = _VERSIONED.match(name)
+        reader = versioned and _PROGRAM_ARGUMENTS.get(versioned.group(1))
+    return reader or None
 
 
-def _glued_shell_rejection(pieces: Sequence[str], values: Sequence[str]) -> Optional[str]:
+def _glued_shell_rejection(pieces: Sequence[str]) -> Optional[str]:
     """A shell named anywhere, even inside a quoted or glued word (`env -S'sh -c x'`, `x -Ssh
     -c y`), given `-c` or `-s` before its script."""
-    if not any(_program_arguments(value.rsplit("/", 1)[-1]) is _SHELL_ARGUMENTS
-               for value in values):
-        return None
-    memo: Dict[Tuple[str, int], Optional[str]] = {}
+    memo: _Memo = {}
     for index, piece in enumerate(pieces):
-        if any(_program_arguments(value.rsplit("/", 1)[-1]) is _SHELL_ARGUMENTS
-               for value in _glued_values(piece)):
+        if _names_a_shell(piece):
             verdict = _arguments_verdict(_SHELL_ARGUMENTS, pieces, index + 1, memo)
             if verdict is not None and verdict is not _NO_SCRIPT:
                 return verdict
     return None
 
 
+def _names_a_shell(piece: str) -> bool:
+    """Whether PIECE, or a value glued in it after any letter of an option cluster (`-Ssh`,
+    `-Xbash5`), names a shell.  Each shell's name is looked for once (linear in the piece)."""
+    if any(_program_arguments(value.rsplit("/", 1)[-1]) is _SHELL_ARGUMENTS
+           for value in _glued_values(piece)):
+        return True
+    letters = _OPTION_LETTERS.match(piece) if piece.startswith("-") else None
+    if letters is None:
+        return False
+    cluster, glued_on = letters.group(1), piece[letters.end(1):]
+    for name in _SHELL_ARGUMENTS.names:
+        found = cluster.find(name, 1)
+        while found != -1:
+            end = found + len(name)
+            if end < len(cluster) and cluster[end].isdigit() or (
+                    end == len(cluster) and not glued_on):
+                return True
+            found = cluster.find(name, found + 1)
+    return False
+
+
 def _arguments_verdict(reader: _ProgramArguments, words: Sequence[str], start: int,
-                       memo: Dict[Tuple[str, int], Optional[str]]) -> Optional[str]:
+                       memo: _Memo) -> Optional[str]:
     """What READER's program does given WORDS[START:]: a rejection (a command string, stdin),
     None (it runs a script or a program the command names) or _NO_SCRIPT.  Each word's verdict
     is kept in MEMO, so a command of many shells reads each word once."""
@@ -2848,6 +3017,10 @@ def _arguments_verdict(reader: _ProgramArguments, words: Sequence[str], start: i
             following = words[position + 1] if position + 1 < len(words) else None
             verdict = _NO_SCRIPT if following is None else _script_verdict(reader, following)
             break
+        # An option's value is a file it runs too (`bash --rcfile /dev/stdin -i x`).
+        if any(_is_device(value) for value in words[position + 1:position + taken]):
+            verdict = reader.reason
+            break
         position += taken
         verdict = _NO_SCRIPT
     for key in visited:
@@ -2860,24 +3033,28 @@ def _argument_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional
     many words it takes with its value), 0 for the end of the options."""
     if word == "--" or (word == "-" and reader.shell):
         return False, None, 0
+    if reader.shell and word.startswith("-") and "-" + word in reader.long_values:
+        word = "-" + word  # bash takes `-rcfile` for `--rcfile`
     if word.startswith("--"):
-        name = word.partition("=")[0]
+        name, equals, value = word.partition("=")
         if name in reader.long_programs:
             return True, None, 0
-        return False, None, 2 if name in reader.long_values and "=" not in word else 1
+        if equals and _is_device(value):
+            return True, reader.reason, 0
+        return False, None, 2 if name in reader.long_values and not equals else 1
     if len(word) > 1 and (word[0] == "-" or (word[0] == "+" and reader.shell)):
         return _cluster_step(reader, word)
     return True, _script_verdict(reader, word), 0
 
 
 def _cluster_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional[str], int]:
-    """An option cluster (`-eo`, `-uc`, `-Wignore`) before the script, read letter by letter."""
+    """An option cluster (`-eo`, `+c`, `-uc`, `-Wignore`) before the script, letter by letter."""
     taken = 1
     for index in range(1, len(word)):
         letter = word[index]
-        if word[0] == "-" and letter in reader.string:
+        if letter in reader.string:
             return True, "command runs a shell on a command string", 0
-        if word[0] == "-" and letter in reader.stdin:
+        if letter in reader.stdin:
             return True, reader.reason, 0
         if letter in reader.program:
             return True, None, 0
@@ -2893,10 +3070,11 @@ def _cluster_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional[
 def _script_verdict(reader: _ProgramArguments, script: str) -> Optional[str]:
     """A script word: stdin itself (`bash /dev/stdin`, `python3 -`) reads the payload, and
     nothing under /proc or /dev is a hook's script."""
-    if _SLASHES.sub("/", script).startswith(_DEVICE_FOLDERS) or (
-            script == "-" and not reader.shell):
-        return reader.reason
-    return None
+    return reader.reason if _is_device(script) or (script == "-" and not reader.shell) else None
+
+
+def _is_device(path: str) -> bool:
+    return _SLASHES.sub("/", path).startswith(_DEVICE_FOLDERS)
 
 
 # =================================================================================================

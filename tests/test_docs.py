@@ -241,3 +241,13 @@ def test_every_settings_example_is_valid_and_runs_its_hooks(document, line, bloc
                 verdict == "block") else [("hook_lifecycle", "success", None)]
             assert [(event["type"], event["payload"]["status"], event["payload"].get("category"))
                     for event in result["events"]] == [("hook_lifecycle", "started", None), *ended]
+
+
+def test_the_preflight_reference_lists_every_runner_and_shell():
+    # One source: the tables in magihook.py; the reference must name exactly their entries.
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    where = usage[usage.index("### Where a command is"):usage.index("### What preflight is for")]
+    listed = where[where.index("The runners:"):where.index("; and `find`")]
+    assert set(re.findall(r"`([^`]+)`", listed)) == set(magihook._RUNNERS)
+    shells = re.search(r"\| a shell \(([^)]*)\)", usage).group(1)
+    assert set(re.findall(r"`([a-z]+)`", shells)) == set(magihook._SHELL_ARGUMENTS.names)

@@ -188,6 +188,53 @@ BYPASSES = [
     ("node", INTERPRETER), ("ruby -w", INTERPRETER),
 ]
 
+PAYLOAD_IN_XARGS = "command lets xargs put the payload in its command"
+
+# The fourth red team's bypasses, on the automaton (each ran the payload, or cd, in real bash).
+FOURTH_BYPASSES = [
+    # a shell's `+c` and `+s`, its long options with one dash, a value that is stdin
+    ("bash +s ./x.sh", STDIN), ("sh +c \"s''h\"", STRING), ("bash -init-file ./x.sh", STDIN),
+    ("bash --rcfile /dev/stdin -i ./x.sh", STDIN), ("bash --init-file=/dev/stdin ./x.sh", STDIN),
+    # variables that make bash run a file or expand a string
+    ("BASH_ENV=/dev/stdin ./x.sh", "command uses BASH_ENV"),
+    ("env BASH_ENV=/dev/stdin bash ./x.sh", "command uses BASH_ENV"),
+    ("read -r PS4; set -x; true", "command uses PS4"),
+    # env: `-` is `-i`, any NAME=VALUE, a long option's start, -S's own escapes and operators
+    ("env - sh", STDIN), ("env -- - sh", STDIN), ("env - PATH=/usr/bin:/bin bash", STDIN),
+    ("env 1=x sh", STDIN), ("env a.b=c sh", STDIN), ("nice env x-y=1 sh", STDIN),
+    ("env --s=sh", STDIN), ("env -S'sh\\c'", STDIN), ("env -S'bash\\_-s'", STDIN),
+    ("env -S'flock > sh'", STDIN),
+    # runners that start a shell when no command follows
+    ("setarch x86_64", STARTS), ("setarch x86_64 -R", STARTS), ("linux64", STARTS),
+    ("x86_64", STARTS), ("i386 -R", STARTS), ("x86_64 bash", STDIN),
+    ("unshare -r", STARTS), ("fakeroot", STARTS), ("fakeroot-tcp sh", STDIN),
+    ("chroot /", STARTS), ("nsenter -t 1 -m", STARTS), ("ssh host", STARTS),
+    # find's second -exec; command strings inside command strings by every rule
+    ("find . -exec true \\; -exec sh \\;", STDIN), ("find . -exec true ';' -exec bash ';'", STDIN),
+    ("flock lk -c \"e''val sh\"", "command uses eval"),
+    ("flock lk -c \"exe''c sh\"", "command uses exec"),
+    ("flock lk -c \"c''d ..\"", "command uses cd"),
+    # builtins that read the payload into variables, run a string, or map a name to a program
+    ("read -r x; (( x ))", "command uses read"), ("IFS= read -r x", "command uses read"),
+    ("printf -v x 'a'; (( x ))", "command uses printf -v"),
+    ("mapfile -c 1 -C x y", "command uses mapfile"), ("readarray y", "command uses readarray"),
+    ("hash -p /bin/sh x; x", "command uses hash"), ("select x in a; do true; done",
+                                                    "command uses select"),
+    # interpreters: inspect mode, the debugger, a long option's value, a versioned name
+    ("python3 -i ./x.py", INTERPRETER), ("python3 -ic pass", INTERPRETER),
+    ("perl -d ./x.pl", INTERPRETER), ("node --title ./x.js", INTERPRETER),
+    ("node --input-type module", INTERPRETER), ("perl5.36-x86_64-linux-gnu", INTERPRETER),
+    # xargs: a runner left without a command runs the payload's first word; a replace string
+    ("xargs env", PAYLOAD_IN_XARGS), ("xargs nice -n 5", PAYLOAD_IN_XARGS),
+    ("xargs timeout 5", PAYLOAD_IN_XARGS), ("xargs -I X env X", PAYLOAD_IN_XARGS),
+    ("xargs --replace=X ./x.sh X", PAYLOAD_IN_XARGS), ("watch sh", STDIN),
+]
+
+
+@pytest.mark.parametrize("command, reason", FOURTH_BYPASSES)
+def test_the_fourth_red_team_s_bypasses_are_rejected(command, reason):
+    assert magihook.preflight_rejection(command, True) == reason
+
 
 @pytest.mark.parametrize("command, reason", BYPASSES)
 def test_the_third_red_team_s_bypasses_are_rejected(command, reason):
@@ -202,11 +249,11 @@ def bash_runs_payload(command, cwd):
     return (cwd / "payload-42").exists()
 
 
-def test_command_strings_are_read_eight_deep_then_refused():
+def test_command_strings_are_read_four_deep_then_refused():
     import shlex
 
     command = "sh"
-    for _ in range(9):
+    for _ in range(5):  # `env -S sh` is no string yet: the other four are
         command = "env -S " + shlex.quote(command)
     assert magihook.preflight_rejection(command, True) == STDIN
     assert magihook.preflight_rejection("env -S " + shlex.quote(command), True) == (
@@ -241,7 +288,10 @@ def test_each_bypass_runs_the_payload_in_real_bash(tmp_path, command):
     "perl -e 'print 1'", "node -r ts-node/register x.ts", "ruby x.rb", "sudo -u sam ./x.sh",
     "ionice -c3 ./x.sh", "flock lock ./x.sh", "chrt 1 ./x.sh", "xargs -0 ./x.sh",
     "find . -name x -exec ./check.sh ';'", "[ -f x ] && ./x.sh", "./x.sh 2>err", "5 sh",
-    "./x.sh >|out", "command -v jq >/dev/null && ./x.sh",
+    "./x.sh >|out", "command -v jq >/dev/null && ./x.sh", "PATTERN='*.py' ./lint.sh",
+    "GLOB=\"src/**\" ./x.sh", "unshare -r ./x.sh", "setarch x86_64 -R ./x.sh", "ssh host ./x.sh",
+    "xargs -0 nice -n 5 ./x.sh", "node --no-warnings x.js", "env A=1 B=2 ./x.sh",
+    "chroot / ./x.sh", "python3 -X dev ./x.py", "timeout -k 5 10 python3 x.py",
 ])
 def test_ordinary_commands_still_pass(command):
     assert magihook.preflight_rejection(command, True) is None
@@ -299,7 +349,8 @@ HANG_CPU_SECONDS = 20
 
 @pytest.mark.parametrize("word", ["sh ", "env ", "timeout 5 ", "'sh' ", "sudo sh ", "sh -x ",
                                   "env -o sh ", "./x sh -o ", "nice -n ", "find -exec ",
-                                  "env -S'env -S ", "x -Ssh -o "])
+                                  "env -S'env -S ", "x -Ssh -o ", "xargs nice -n ",
+                                  "unshare -G ", "setarch x "])
 def test_preflight_of_a_long_command_of_shell_words_stays_linear(word):
     import time
 
@@ -327,3 +378,15 @@ def test_no_accepted_command_runs_the_payload_in_real_bash(tmp_path):
         cwd = tmp_path / str(index)
         cwd.mkdir()
         assert not bash_runs_payload(command, cwd), command
+
+
+@pytest.mark.parametrize("head, letters", [("x -", "a"), ("env -", "i"), ("x -", "sh")],
+                         ids=["letters", "env", "shells"])
+def test_preflight_of_a_long_option_cluster_stays_linear(head, letters):
+    # Each rest of a cluster was a value of its own: 64 KiB took 7 s, 256 KiB ran out of memory.
+    import time
+
+    command = head + letters * (256 * 1024 // len(letters))
+    start = time.process_time()
+    magihook.preflight_rejection(command, True)
+    assert time.process_time() - start < HANG_CPU_SECONDS
