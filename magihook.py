@@ -2447,10 +2447,12 @@ _PARENT_COMPONENT = re.compile(r"(?:^|/)\.\.(?:/|$)")
 # `.?`, `.*`, `.[.]` match `..` in bash before 5.2 (globskipdots).
 _DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
 # Words rejected wherever they appear, like `cd`: builtins that change bash's directory or parse
-# a string as commands again, and the variables that make bash run a file or expand a string
-# (`BASH_ENV=/dev/stdin ./x.sh`, `PS4` under `set -x`).  `.` (source) only where it is a command.
-_PREFLIGHT_WORDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap", "BASH_ENV", "PS4",
-                    "SHELLOPTS", "BASHOPTS")
+# a string as commands again, and the variables that make a shell or an interpreter run a file or
+# expand a string (`BASH_ENV=/dev/stdin ./x.sh`, `PS4` under `set -x`, `RUBYOPT=-r/dev/stdin`,
+# `PERL5OPT=-d`).  `.` (source) only where it is a command.
+_PREFLIGHT_WORDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap", "BASH_ENV", "ENV",
+                    "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PERL5OPT", "PERL5DB",
+                    "RUBYOPT", "PYTHONINSPECT", "PYTHONSTARTUP")
 # Builtins that, at a command's place, read the payload into variables (whose text arithmetic then
 # runs: `read x; (( x ))`; `select` reads stdin too), run a string (`mapfile -C`, `compgen -C`),
 # evaluate arithmetic, load code or map a name to another program (`hash -p /bin/sh x`); and

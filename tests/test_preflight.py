@@ -199,6 +199,10 @@ FOURTH_BYPASSES = [
     ("BASH_ENV=/dev/stdin ./x.sh", "command uses BASH_ENV"),
     ("env BASH_ENV=/dev/stdin bash ./x.sh", "command uses BASH_ENV"),
     ("read -r PS4; set -x; true", "command uses PS4"),
+    ("RUBYOPT=-r/dev/stdin ruby x.rb", "command uses RUBYOPT"),
+    ("env PERL5OPT=-d perl x.pl", "command uses PERL5OPT"),
+    ("ENV=/dev/stdin sh -i ./x.sh", "command uses ENV"),
+    ("PYTHONINSPECT=1 python3 x.py", "command uses PYTHONINSPECT"),
     # env: `-` is `-i`, any NAME=VALUE, a long option's start, -S's own escapes and operators
     ("env - sh", STDIN), ("env -- - sh", STDIN), ("env - PATH=/usr/bin:/bin bash", STDIN),
     ("env 1=x sh", STDIN), ("env a.b=c sh", STDIN), ("nice env x-y=1 sh", STDIN),
