@@ -2431,6 +2431,8 @@ PREFLIGHT_CHARACTERS = "$~`{}"
 # bash's word delimiters: blanks and the characters of its operators.  A `#` starts a comment only
 # where it starts a word (after one of these, or at the start), as bash's `#` does.
 _BASH_DELIMITERS = " \t\n\r;&|()<>"
+_BLANKS_AND_OPERATORS = frozenset(_BASH_DELIMITERS)
+_BLANKS_AND_GLOBS = frozenset(_BASH_DELIMITERS + "*?[")
 # A descriptor glued to its redirection (`2>err`, `10<&0`) belongs to the operator, as in bash.
 _PLAIN_TOKENS = re.compile(r"[0-9]+[<>][;&|()<>]*|[^ \t\n\r;&|()<>]+|[;&|()<>\n\r]+")
 _DESCRIPTOR = re.compile(r"[0-9]+")
@@ -2453,6 +2455,7 @@ _DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
 _PREFLIGHT_WORDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap", "BASH_ENV", "ENV",
                     "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PERL5OPT", "PERL5DB",
                     "RUBYOPT", "PYTHONINSPECT", "PYTHONSTARTUP")
+_PREFLIGHT_WORD_SET = frozenset(_PREFLIGHT_WORDS)
 # Builtins that, at a command's place, read the payload into variables (whose text arithmetic then
 # runs: `read x; (( x ))`; `select` reads stdin too), run a string (`mapfile -C`, `compgen -C`),
 # evaluate arithmetic, load code or map a name to another program (`hash -p /bin/sh x`); and
@@ -2562,6 +2565,7 @@ _SHELL_ARGUMENTS = _ProgramArguments(
      "yash", "zsh"),
     "command runs a shell that reads commands from stdin", string="c", stdin="s", values="oO",
     glued=False, long_values=("--init-file", "--rcfile"), shell=True)
+_SHELL_NAMES = frozenset(_SHELL_ARGUMENTS.names)
 _PROGRAM_ARGUMENTS = MappingProxyType({
     reader_name: reader for reader in (
         _SHELL_ARGUMENTS,
@@ -2611,9 +2615,8 @@ def _preflight(command: str, absolute_paths: bool, depth: int) -> Optional[str]:
         return "command has an unbalanced quote"
     pieces = [piece for is_operator, text in tokens if not is_operator
               for piece in _PIECE_BREAKS.split(text) if piece]
-    for name in _PREFLIGHT_WORDS:
-        if name in pieces:
-            return "command uses %s" % name
+    if not _PREFLIGHT_WORD_SET.isdisjoint(pieces):
+        return "command uses %s" % next(name for name in _PREFLIGHT_WORDS if name in pieces)
     return (_command_line_rejection(tokens, absolute_paths, depth)
             or _glued_shell_rejection(pieces)
             or _path_rejection([value for piece in pieces for value in _glued_values(piece)],
@@ -2872,10 +2875,11 @@ def _program_rejection(words: Sequence[str], index: int,
         return "command uses . (source)"
     if _ASSIGNMENT.match(word):
         return None  # its value is neither globbed nor run
-    if any(character in word for character in _BASH_DELIMITERS):
-        return _nested_rejection(word, absolute_paths, depth)
-    if word not in ("[", "[[") and any(character in word for character in "*?["):
-        return "command names its program with a glob"
+    if not _BLANKS_AND_GLOBS.isdisjoint(word):
+        if not _BLANKS_AND_OPERATORS.isdisjoint(word):
+            return _nested_rejection(word, absolute_paths, depth)
+        if word not in ("[", "[["):
+            return "command names its program with a glob"
     if _is_device(word):
         return "command runs a program from /proc or /dev"
     name = word.rsplit("/", 1)[-1]
@@ -2979,14 +2983,15 @@ def _glued_shell_rejection(pieces: Sequence[str]) -> Optional[str]:
 
 def _names_a_shell(piece: str) -> bool:
     """Whether PIECE, or a value glued in it after any letter of an option cluster (`-Ssh`,
-    `-Xbash5`), names a shell.  Each shell's name is looked for once (linear in the piece)."""
-    if any(_program_arguments(value.rsplit("/", 1)[-1]) is _SHELL_ARGUMENTS
-           for value in _glued_values(piece)):
+    `-Xbash5`, `-x/bin/sh`), names a shell.  Each shell's name is looked for once (linear)."""
+    if _is_shell(piece.rsplit("/", 1)[-1]):
         return True
     letters = _OPTION_LETTERS.match(piece) if piece.startswith("-") else None
     if letters is None:
         return False
     cluster, glued_on = letters.group(1), piece[letters.end(1):]
+    if _is_shell(glued_on.rsplit("/", 1)[-1]):
+        return True
     for name in _SHELL_ARGUMENTS.names:
         found = cluster.find(name, 1)
         while found != -1:
@@ -2996,6 +3001,12 @@ def _names_a_shell(piece: str) -> bool:
                 return True
             found = cluster.find(name, found + 1)
     return False
+
+
+def _is_shell(name: str) -> bool:
+    # A name of letters only is a shell's exactly or not at all: no version to strip.
+    return name in _SHELL_NAMES or (not name.isalpha() and _program_arguments(name)
+                                    is _SHELL_ARGUMENTS)
 
 
 def _arguments_verdict(reader: _ProgramArguments, words: Sequence[str], start: int,
