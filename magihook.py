@@ -2439,10 +2439,11 @@ _DESCRIPTOR = re.compile(r"[0-9]+")
 # bash's operators, longest first, to split a run of operator characters (`;>`, `>|`, `2>&`).
 _OPERATORS = re.compile(
     r"[0-9]*(?:&>>?|<<<|<<-?|<[>&]?|>[>&|]?)|;;&?|;&|\|[|&]?|&&?|[;()\n\r]")
-# Where a word splits further into the pieces the rules look at: `=`, `:` and `@` too, so the
-# paths in `A=../x`, `PYTHONPATH=x:../lib` and `curl -d@../x` are seen.  Delimiters that were
+# Where a word splits further into the pieces the rules look at: `=`, `:`, `@` and `+` too, so
+# the paths in `A=../x`, `PYTHONPATH=x:../lib` and `curl -d@../x` and the name in
+# `BASH_ENV+=x` are seen.  Delimiters that were
 # quoted split too (conservative: `echo "a cd"` is rejected).
-_PIECE_BREAKS = re.compile(r"[ \t\n\r;&|()<>=:@]+")
+_PIECE_BREAKS = re.compile(r"[ \t\n\r;&|()<>=:@+]+")
 # A glued option cluster: every letter may be a flag whose value is the rest (`env -iC..`).
 _OPTION_LETTERS = re.compile(r"^-+([A-Za-z0-9]+)")
 _PARENT_COMPONENT = re.compile(r"(?:^|/)\.\.(?:/|$)")
@@ -2458,21 +2459,27 @@ _PREFLIGHT_WORDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap", "BA
 _PREFLIGHT_WORD_SET = frozenset(_PREFLIGHT_WORDS)
 # Builtins that, at a command's place, read the payload into variables (whose text arithmetic then
 # runs: `read x; (( x ))`; `select` reads stdin too), run a string (`mapfile -C`, `compgen -C`),
-# evaluate arithmetic, load code or map a name to another program (`hash -p /bin/sh x`); and
+# evaluate arithmetic, load code, map a name to another program (`hash -p /bin/sh x`) or run
+# history again (`history -s 's\\h'; fc -s`, `fc -e tee`); and
 # `printf -v`, which writes any text, `$` too, into a variable.
-_TEXT_BUILTINS = frozenset(("compgen", "complete", "enable", "hash", "let", "mapfile", "read",
-                            "readarray", "select"))
+_TEXT_BUILTINS = frozenset(("compgen", "complete", "enable", "fc", "hash", "history", "let",
+                            "mapfile", "read", "readarray", "select"))
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
-# Words after which the next word is at a command's place again.
-_KEYWORDS = frozenset(("!", "if", "then", "else", "elif", "do", "while", "until"))
+# Words after which the next word is at a command's place again (after `function`'s name).
+_KEYWORDS = MappingProxyType({"!": 0, "if": 0, "then": 0, "else": 0, "elif": 0, "do": 0,
+                              "while": 0, "until": 0, "function": 1})
+# Words after which a later word puts the next at a command's place: find's options that run a
+# command (up to a `;` word), and `for NAME do` with no `in` list.
+_TRIGGERS = MappingProxyType({"find": frozenset(("-exec", "-execdir", "-ok", "-okdir")),
+                              "for": frozenset(("do",))})
 # A runner starts the command that follows its own words.  Each row: (operands before the
 # command; its options that take a value, `-x` (the rest of the cluster, or the next word) or
 # `--long`; of those, the ones whose value is a command line (`env -S`, `flock -c`); options that
 # start the user's shell instead (`sudo -s`); whether it starts a shell when no command follows
 # (`unshare`, `chroot /`, `ssh host`); options that put the payload in its command (xargs, whose
 # command also gets the payload's words: None for every other runner)).  The automaton reads any
-# option as taking a value or not, both; the row's value options are for the exact reading of
-# whether a command follows at all.
+# option as taking a value or not, both; the row's short value options are for the reading of
+# whether a command follows at all, where every long option without `=` takes a value.
 _RUNNER = (0, (), (), (), False, None)
 _STARTS_WITHOUT_COMMAND = (0, (), (), (), True, None)
 _RUNNERS = MappingProxyType({
@@ -2480,7 +2487,13 @@ _RUNNERS = MappingProxyType({
     "chpst": _RUNNER, "command": _RUNNER, "coproc": _RUNNER, "eatmydata": _RUNNER,
     "ltrace": _RUNNER, "nocache": _RUNNER, "nohup": _RUNNER, "numactl": _RUNNER,
     "prlimit": _RUNNER, "proxychains": _RUNNER, "proxychains4": _RUNNER, "rlwrap": _RUNNER,
-    "setpriv": _RUNNER, "setsid": _RUNNER, "strace": _RUNNER, "systemd-run": _RUNNER,
+    "setpriv": _RUNNER, "setsid": _RUNNER, "strace": _RUNNER, "ssh-agent": _RUNNER,
+    "dbus-run-session": _RUNNER, "choom": (0, ("-n", "-p"), (), (), False, None),
+    "systemd-run": (0, (), (), ("-S", "--shell"), False, None),
+    # the dynamic loader runs the program named after it
+    "ld.so": _RUNNER, "ld-linux.so.2": _RUNNER, "ld-linux-x86-64.so.2": _RUNNER,
+    "ld-linux-aarch64.so.1": _RUNNER, "ld-linux-armhf.so.3": _RUNNER,
+    "ld-musl-x86_64.so.1": _RUNNER, "ld-musl-aarch64.so.1": _RUNNER,
     "time": _RUNNER, "toybox": _RUNNER, "torsocks": _RUNNER, "unbuffer": _RUNNER,
     "valgrind": _RUNNER, "watch": (0, ("-d", "-n", "--interval"), (), (), False, None),
     "env": (0, ("-u", "-C", "-S", "--unset", "--chdir", "--split-string"),
@@ -2505,9 +2518,8 @@ _RUNNERS = MappingProxyType({
     "fakeroot-tcp": (0, ("-b", "-i", "-l", "-s", "--faked", "--lib"), (), (), True, None),
     "firejail": _STARTS_WITHOUT_COMMAND, "linux32": _STARTS_WITHOUT_COMMAND,
     "linux64": _STARTS_WITHOUT_COMMAND, "setarch": (1, (), (), (), True, None),
-    "unshare": (0, ("-G", "-R", "-S", "-w", "--root", "--setgid", "--setuid", "--wd"), (), (),
-                True, None),
-    "nsenter": (0, ("-G", "-S", "-t", "--setgid", "--setuid", "--target"), (), (), True, None),
+    "unshare": (0, ("-G", "-R", "-S", "-w"), (), (), True, None),
+    "nsenter": (0, ("-G", "-S", "-t"), (), (), True, None),
     "chroot": (1, ("--groups", "--userspec"), (), (), True, None),
     "ssh": (1, tuple("-" + letter for letter in "BbcDEeFIiJLlmOopQRSWw"), (), (), True, None),
     # setarch under an architecture's name (util-linux links the host's: `x86_64`, `i386`)
@@ -2517,8 +2529,6 @@ _RUNNERS = MappingProxyType({
         "ppc64", "ppc64le", "riscv64", "s390", "s390x", "sparc", "sparc32", "sparc64", "uname26",
         "x86_64")},
 })
-# find's options whose next word is a command it runs, up to a `;` word.
-_EXEC_OPTIONS = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 # Programs that start a user's shell, which reads the payload as commands (or runs a `-c` string).
 _SHELL_STARTERS = frozenset(("login", "newgrp", "runuser", "script", "sg", "su"))
 # Repeated slashes and `.` components, which name the same folder (`//proc/./self/exe`).
@@ -2561,29 +2571,46 @@ class _ProgramArguments:
 
 
 _SHELL_ARGUMENTS = _ProgramArguments(
-    ("ash", "bash", "csh", "dash", "fish", "ksh", "mksh", "posh", "rbash", "rksh", "sh", "tcsh",
-     "yash", "zsh"),
+    ("ash", "bash", "bash-static", "csh", "dash", "fish", "hush", "ksh", "lksh", "mksh", "oksh",
+     "posh", "rbash", "rksh", "sh", "tcsh", "yash", "zsh", "zsh-static"),
     "command runs a shell that reads commands from stdin", string="c", stdin="s", values="oO",
-    glued=False, long_values=("--init-file", "--rcfile"), shell=True)
+    glued=False, long_values=("--init-file", "--rcfile"), long_programs=("--help", "--version"),
+    shell=True)
 _SHELL_NAMES = frozenset(_SHELL_ARGUMENTS.names)
 _PROGRAM_ARGUMENTS = MappingProxyType({
     reader_name: reader for reader in (
         _SHELL_ARGUMENTS,
-        _ProgramArguments(("python", "pypy"), _INTERPRETER_READS_STDIN, stdin="i", program="cm",
-                          values="WX", long_values=("--check-hash-based-pycs",)),
-        _ProgramArguments(("perl",), _INTERPRETER_READS_STDIN, stdin="d", program="eE",
-                          values="I", rest="0CDilmMxV"),
+        _ProgramArguments(("python", "pypy"), _INTERPRETER_READS_STDIN, stdin="i",
+                          program="cmhV", values="WX", long_programs=("--help", "--version"),
+                          long_values=("--check-hash-based-pycs",)),
+        _ProgramArguments(("perl",), _INTERPRETER_READS_STDIN, stdin="d", program="eEvV",
+                          values="I", rest="0CDilmMx"),
         _ProgramArguments(("ruby",), _INTERPRETER_READS_STDIN, program="e", values="ICEr",
                           rest="0FKTWx"),
+        # node's value options are those `node --help` (v20) shows with `=`.
         _ProgramArguments(("node", "nodejs"), _INTERPRETER_READS_STDIN, stdin="i",
-                          program="ep", values="Cr", long_programs=("--eval", "--print"),
-                          long_values=(
-                              "--conditions", "--diagnostic-dir", "--disable-warning",
-                              "--env-file", "--experimental-loader", "--icu-data-dir",
-                              "--import", "--input-type", "--loader", "--openssl-config",
-                              "--redirect-warnings", "--report-dir", "--require",
-                              "--test-reporter", "--test-reporter-destination", "--title",
-                              "--watch-path")))
+                          program="ephv", values="Cr", long_programs=(
+                              "--eval", "--help", "--print", "--test", "--version"),
+                          long_values=tuple("--" + option for option in (
+                              "allow-fs-read allow-fs-write build-snapshot-config conditions "
+                              "cpu-prof-dir cpu-prof-interval cpu-prof-name diagnostic-dir "
+                              "disable-proto disable-warning dns-result-order env-file "
+                              "env-file-if-exists experimental-default-type "
+                              "experimental-loader experimental-policy "
+                              "experimental-sea-config heap-prof-dir heap-prof-interval "
+                              "heap-prof-name heapsnapshot-near-heap-limit heapsnapshot-signal "
+                              "icu-data-dir import input-type inspect-port inspect-publish-uid "
+                              "loader max-http-header-size "
+                              "network-family-autoselection-attempt-timeout openssl-config "
+                              "policy-integrity redirect-warnings report-dir report-filename "
+                              "report-signal require secure-heap secure-heap-min snapshot-blob "
+                              "test-concurrency test-name-pattern test-reporter "
+                              "test-reporter-destination test-shard test-timeout title "
+                              "tls-cipher-list tls-keylog trace-event-categories "
+                              "trace-event-file-pattern trace-require-module "
+                              "unhandled-rejections use-largepages v8-pool-size watch-path"
+                          ).split())),
+        _ProgramArguments(("tclsh", "wish"), _INTERPRETER_READS_STDIN))
     for reader_name in reader.names})
 
 
@@ -2743,7 +2770,7 @@ def _command_line_rejection(tokens: Sequence[Tuple[bool, str]], absolute_paths: 
         reason, live = _simple_command_rejection(words, carried, absolute_paths, depth)
         if reason is not None:
             return reason
-        carried = tuple(state for state in live if state[0] == "find") if by_semicolon else ()
+        carried = tuple(state for state in live if state[0] == "trigger") if by_semicolon else ()
     return None
 
 
@@ -2784,9 +2811,9 @@ def _runner_step(state: _State, word: str, following: Set[_State], absolute_path
     kind, runner, operands = state
     if kind == "value":     # the word after an option may be its value
         following.add(("options", runner, operands))
-    elif kind == "find":
+    elif kind == "trigger":
         following.add(state)
-        if word in _EXEC_OPTIONS:
+        if word in _TRIGGERS[runner]:
             following.add(_AT_COMMAND)
     elif word == "--":
         # The end of its options; env still reads a `-` after it as `-i` (`env -- - sh`).
@@ -2810,6 +2837,8 @@ def _runner_option_rejection(runner: str, word: str, absolute_paths: bool,
     """Why one option of RUNNER is rejected: it starts the user's shell, puts the payload in the
     command, or its glued value is a command line that is rejected (`env -Ssh`, `env -iS'sh -c
     x'`, `--split-string=sh`, `--s=sh`: getopt takes a long option's unambiguous start)."""
+    if not runner:
+        return None
     _, values, commands, shells, _, payload = _RUNNERS[runner]
     if word.startswith("--"):
         name, equals, value = word.partition("=")
@@ -2854,13 +2883,18 @@ _ENV_SPLIT_OPERATORS = re.compile(r"[;&|()<>]")
 
 def _after_command(word: str) -> Tuple[_State, ...]:
     """The states of the word after WORD, at a command's place: a command again after a keyword
-    or an assignment, a runner's words after a runner, find's arguments after find."""
-    if word in _KEYWORDS or _ASSIGNMENT.match(word):
+    or an assignment, a runner's words after a runner, find's and for's words after them.  A
+    runner whose options need no reading of their own is "" in its state, so a command of many
+    runners keeps few states."""
+    if word in _KEYWORDS:
+        return (("options", "", _KEYWORDS[word]),) if _KEYWORDS[word] else (_AT_COMMAND,)
+    if _ASSIGNMENT.match(word):
         return (_AT_COMMAND,)
     name = word.rsplit("/", 1)[-1]
     if name in _RUNNERS:
-        return (("options", name, _RUNNERS[name][0]),)
-    return (("find", name, 0),) if name == "find" else ()
+        operands, _, commands, shells, _, payload = _RUNNERS[name]
+        return (("options", name if commands or shells or payload else "", operands),)
+    return (("trigger", name, 0),) if name in _TRIGGERS else ()
 
 
 def _program_rejection(words: Sequence[str], index: int,
@@ -2897,38 +2931,40 @@ def _program_rejection(words: Sequence[str], index: int,
 
 
 def _printf_assigns(words: Sequence[str], index: int) -> bool:
-    for word in words[index + 1:]:
-        if not word.startswith("-") or word == "--":
-            return False
-        if "v" in word:
-            return True
-    return False
+    # `-v` is printf's only option, so it is the next word (`-v x`, `-vx`).
+    return index + 1 < len(words) and words[index + 1].startswith("-v")
 
 
-def _runner_rejection(words: Sequence[str], index: int,
-                      memo: _Memo) -> Optional[str]:
+def _runner_rejection(words: Sequence[str], index: int, memo: _Memo) -> Optional[str]:
     """A runner that starts a shell when no command follows its own words (`unshare`, `setarch
-    x86_64 -R`, `ssh host`), or xargs whose command is a runner left without one, which then runs
-    the payload's first word (`xargs env`, `xargs nice -n 5`)."""
-    name = words[index].rsplit("/", 1)[-1]
-    _, _, _, _, starts_shell, payload = _RUNNERS[name]
-    if not starts_shell and payload is None:
-        return None
-    command = _runner_command(words, index, memo)
-    if command is None:
-        return _STARTS_SHELL if starts_shell else None
-    while payload is not None and words[command].rsplit("/", 1)[-1] in _RUNNERS:
-        following = _runner_command(words, command, memo)
-        if following is None:
-            return _XARGS_PAYLOAD
-        command = following
-    return None
+    x86_64 -R`, `ssh host`), or xargs, whose command gets the payload's words: after it no runner
+    may be left without a command, and no shell or interpreter may take them (`xargs env`,
+    `xargs nice -n 5`, `xargs python3 -c`)."""
+    _, _, _, _, starts_shell, payload = _RUNNERS[words[index].rsplit("/", 1)[-1]]
+    if starts_shell and _runner_command(words, index, memo) is None:
+        return _STARTS_SHELL
+    return None if payload is None else _fed_rejection(words, index + 1, memo)
+
+
+def _fed_rejection(words: Sequence[str], start: int, memo: _Memo) -> Optional[str]:
+    """Whether a word from START on would take the payload's words as its command or program.
+    The answer for every position is made once, from the end, so many xargs read each word
+    once."""
+    if ("fed", 0) not in memo:
+        fed: Optional[str] = None
+        for position in range(len(words) - 1, -1, -1):
+            name = words[position].rsplit("/", 1)[-1]
+            if _program_arguments(name) is not None or (
+                    name in _RUNNERS and _runner_command(words, position, memo) is None):
+                fed = _XARGS_PAYLOAD
+            memo[("fed", position)] = fed
+    return memo.get(("fed", start))
 
 
 def _runner_command(words: Sequence[str], index: int, memo: _Memo) -> Optional[int]:
-    """Where the command of the runner at INDEX is, read exactly (its value options take their
-    values, a NAME=VALUE word is env's, options may come between its operands), or None when
-    nothing follows its own words.  Where they end is kept in MEMO, so a command of many
+    """Where the command of the runner at INDEX is (its short value options and any long option
+    without `=` take the next word, a NAME=VALUE word is env's, options may come between its
+    operands), or None when nothing follows its own words.  Where they end is kept in MEMO, so a command of many
     runners reads each word once."""
     name = words[index].rsplit("/", 1)[-1]
     operands, values = _RUNNERS[name][:2]
@@ -2945,9 +2981,8 @@ def _runner_command(words: Sequence[str], index: int, memo: _Memo) -> Optional[i
             position, operands = position + 1 + operands, 0
             break
         if word.startswith("-"):
-            option = word.partition("=")[0]
-            takes = option in values and "=" not in word if word.startswith("--") else (
-                "-" + word[-1] in values)
+            # A long option without `=` may take the next word (its row need not list it).
+            takes = "=" not in word if word.startswith("--") else "-" + word[-1] in values
             position += 2 if takes else 1
         elif "=" in word or operands:
             position, operands = position + 1, operands - (0 if "=" in word else 1)

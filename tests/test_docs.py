@@ -250,4 +250,4 @@ def test_the_preflight_reference_lists_every_runner_and_shell():
     listed = where[where.index("The runners:"):where.index("; and `find`")]
     assert set(re.findall(r"`([^`]+)`", listed)) == set(magihook._RUNNERS)
     shells = re.search(r"\| a shell \(([^)]*)\)", usage).group(1)
-    assert set(re.findall(r"`([a-z]+)`", shells)) == set(magihook._SHELL_ARGUMENTS.names)
+    assert set(re.findall(r"`([a-z-]+)`", shells)) == set(magihook._SHELL_ARGUMENTS.names)

@@ -106,7 +106,7 @@ def test_glued_env_chdir_really_leaves_the_cwd(tmp_path):
     ("sh -c './x.sh a'", "command runs a shell on a command string"),
     ("/bin/bash -lc ./x.sh", "command runs a shell on a command string"),
     ("bash -ec x", "command runs a shell on a command string"),
-    ("xargs sh -c x", "command runs a shell on a command string"),
+    ("xargs sh -c x", "command lets xargs put the payload in its command"),
     ("env X=1 dash -c x", "command runs a shell on a command string"),
     ("./gen.sh | bash", "command runs a shell that reads commands from stdin"),
     ("./gen.sh | sh -s", "command runs a shell that reads commands from stdin"),
@@ -147,6 +147,7 @@ STDIN = "command runs a shell that reads commands from stdin"
 STRING = "command runs a shell on a command string"
 STARTS = "command starts a user's shell"
 INTERPRETER = "command runs an interpreter that reads its program from stdin"
+PAYLOAD_IN_XARGS = "command lets xargs put the payload in its command"
 
 # The third red team's bypasses (each passed, and in real bash ran the payload as commands).
 BYPASSES = [
@@ -177,7 +178,7 @@ BYPASSES = [
     ("setarch x86_64 sh", STDIN), ("flock lock sh", STDIN), ("flock lock -c sh", STDIN),
     ("flock lock -c 'sh -e'", STDIN), ("unshare -r sh", STDIN), ("strace -f sh", STDIN),
     ("find . -exec sh \\;", STDIN), ("chroot / sh", STDIN), ("busybox sh", STDIN),
-    ("nsenter -t 1 sh", STDIN), ("xargs -a list sh", STDIN), ("command sh", STDIN),
+    ("nsenter -t 1 sh", STDIN), ("xargs -a list sh", PAYLOAD_IN_XARGS), ("command sh", STDIN),
     # programs that start a user's shell
     ("su", STARTS), ("su -c sh", STARTS), ("runuser root", STARTS), ("newgrp", STARTS),
     ("script -q out", STARTS), ("sudo -s", STARTS), ("sudo -i", STARTS), ("sudo --sh", STARTS),
@@ -187,8 +188,6 @@ BYPASSES = [
     ("python3 -W ignore", INTERPRETER), ("python3.12 -", INTERPRETER), ("perl", INTERPRETER),
     ("node", INTERPRETER), ("ruby -w", INTERPRETER),
 ]
-
-PAYLOAD_IN_XARGS = "command lets xargs put the payload in its command"
 
 # The fourth red team's bypasses, on the automaton (each ran the payload, or cd, in real bash).
 FOURTH_BYPASSES = [
@@ -233,6 +232,40 @@ FOURTH_BYPASSES = [
     ("xargs timeout 5", PAYLOAD_IN_XARGS), ("xargs -I X env X", PAYLOAD_IN_XARGS),
     ("xargs --replace=X ./x.sh X", PAYLOAD_IN_XARGS), ("watch sh", STDIN),
 ]
+
+
+# The fifth red team's, on the fourth's fixes (each ran the payload, or cd, in real bash).
+FIFTH_BYPASSES = [
+    # history run again re-parses its text, like eval
+    ("history -s x; fc -e tee", "command uses history"),
+    ("history -s 's\\h'; fc -s", "command uses history"), ("fc -s", "command uses fc"),
+    # `for NAME do`, without `in`, and `function NAME`
+    ("set -- a; for x do sh; done", STDIN), ("function f for x do bash; done; f a", STDIN),
+    ("f() for x do sh; done; f a", STDIN), ("set -- a; for x do python3; done", INTERPRETER),
+    # NAME+=VALUE
+    ("BASH_ENV+=/dev/stdin bash ./x.sh", "command uses BASH_ENV"),
+    ("ENV+=/dev/stdin sh -i ./x.sh", "command uses ENV"),
+    ("PERL5OPT+=-d perl x.pl", "command uses PERL5OPT"),
+    # long options that take a value, listed or not, whole or shortened
+    ("unshare -r --propagation slave", STARTS), ("unshare -U --map-user 0", STARTS),
+    ("unshare --setu 0 -r", STARTS), ("chroot --user 0:0 /", STARTS),
+    ("xargs --max-a 2 env", PAYLOAD_IN_XARGS), ("xargs --process-slot-var X nice",
+                                                 PAYLOAD_IN_XARGS),
+    ("node --unhandled-rejections strict", INTERPRETER), ("node --inspect-port 9229", INTERPRETER),
+    ("node --disable-proto delete", INTERPRETER),
+    # xargs giving an interpreter its program
+    ("xargs -n1 python3 -c", PAYLOAD_IN_XARGS), ("xargs -n1 node -e", PAYLOAD_IN_XARGS),
+    ("xargs perl -e", PAYLOAD_IN_XARGS),
+    # runners, shells and interpreters outside the tables
+    ("/lib64/ld-linux-x86-64.so.2 /bin/sh", STDIN), ("choom -n 0 sh", STDIN),
+    ("ssh-agent sh", STDIN), ("dbus-run-session sh", STDIN), ("systemd-run --shell", STARTS),
+    ("tclsh", INTERPRETER), ("hush", STDIN), ("bash-static", STDIN),
+]
+
+
+@pytest.mark.parametrize("command, reason", FIFTH_BYPASSES)
+def test_the_fifth_red_team_s_bypasses_are_rejected(command, reason):
+    assert magihook.preflight_rejection(command, True) == reason
 
 
 @pytest.mark.parametrize("command, reason", FOURTH_BYPASSES)
@@ -296,6 +329,9 @@ def test_each_bypass_runs_the_payload_in_real_bash(tmp_path, command):
     "GLOB=\"src/**\" ./x.sh", "unshare -r ./x.sh", "setarch x86_64 -R ./x.sh", "ssh host ./x.sh",
     "xargs -0 nice -n 5 ./x.sh", "node --no-warnings x.js", "env A=1 B=2 ./x.sh",
     "chroot / ./x.sh", "python3 -X dev ./x.py", "timeout -k 5 10 python3 x.py",
+    # version and help options exit without reading stdin
+    "python3 --version", "python3 -V", "node --version", "node -v", "perl -v", "bash --version",
+    "node --test", "node --env-file .env x.js",
 ])
 def test_ordinary_commands_still_pass(command):
     assert magihook.preflight_rejection(command, True) is None
@@ -354,7 +390,8 @@ HANG_CPU_SECONDS = 20
 @pytest.mark.parametrize("word", ["sh ", "env ", "timeout 5 ", "'sh' ", "sudo sh ", "sh -x ",
                                   "env -o sh ", "./x sh -o ", "nice -n ", "find -exec ",
                                   "env -S'env -S ", "x -Ssh -o ", "xargs nice -n ",
-                                  "unshare -G ", "setarch x "])
+                                  "unshare -G ", "setarch x ", "env -x/printf ",
+                                  " -x ".join(sorted(magihook._RUNNERS)) + " -x 1 "])
 def test_preflight_of_a_long_command_of_shell_words_stays_linear(word):
     import time
 
