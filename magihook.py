@@ -2455,15 +2455,18 @@ _DOT_GLOB = re.compile(r"(?:^|/)\.[?*[]")
 # `PERL5OPT=-d`).  `.` (source) only where it is a command.
 _PREFLIGHT_WORDS = ("cd", "pushd", "popd", "eval", "source", "exec", "trap", "BASH_ENV", "ENV",
                     "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PERL5OPT", "PERL5DB",
-                    "RUBYOPT", "PYTHONINSPECT", "PYTHONSTARTUP")
+                    "RUBYOPT", "PYTHONINSPECT", "PYTHONSTARTUP", "BASH_CMDS", "BASH_ALIASES",
+                    "SHELL")
 _PREFLIGHT_WORD_SET = frozenset(_PREFLIGHT_WORDS)
 # Builtins that, at a command's place, read the payload into variables (whose text arithmetic then
 # runs: `read x; (( x ))`; `select` reads stdin too), run a string (`mapfile -C`, `compgen -C`),
 # evaluate arithmetic, load code, map a name to another program (`hash -p /bin/sh x`) or run
-# history again (`history -s 's\\h'; fc -s`, `fc -e tee`); and
+# history again (`history -s 's\\h'; fc -s`, `fc -e tee`), or re-read a value as an array or
+# build a variable's name (`declare -a 'x=(<(sh))'`, `declare -u`, `-n`); and
 # `printf -v`, which writes any text, `$` too, into a variable.
-_TEXT_BUILTINS = frozenset(("compgen", "complete", "enable", "fc", "hash", "history", "let",
-                            "mapfile", "read", "readarray", "select"))
+_TEXT_BUILTINS = frozenset(("compgen", "complete", "declare", "enable", "fc", "hash", "history",
+                            "let", "local", "mapfile", "read", "readarray", "readonly", "select",
+                            "typeset"))
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 # Words after which the next word is at a command's place again (after `function`'s name).
 _KEYWORDS = MappingProxyType({"!": 0, "if": 0, "then": 0, "else": 0, "elif": 0, "do": 0,
@@ -2487,7 +2490,8 @@ _RUNNERS = MappingProxyType({
     "chpst": _RUNNER, "command": _RUNNER, "coproc": _RUNNER, "eatmydata": _RUNNER,
     "ltrace": _RUNNER, "nocache": _RUNNER, "nohup": _RUNNER, "numactl": _RUNNER,
     "prlimit": _RUNNER, "proxychains": _RUNNER, "proxychains4": _RUNNER, "rlwrap": _RUNNER,
-    "setpriv": _RUNNER, "setsid": _RUNNER, "strace": _RUNNER, "ssh-agent": _RUNNER,
+    "setpriv": _RUNNER, "setsid": _RUNNER, "ssh-agent": _RUNNER,
+    "strace": (0, ("-o", "--output"), ("-o", "--output"), (), False, None),
     "dbus-run-session": _RUNNER, "choom": (0, ("-n", "-p"), (), (), False, None),
     "systemd-run": (0, (), (), ("-S", "--shell"), False, None),
     # the dynamic loader runs the program named after it
@@ -2539,9 +2543,16 @@ _DEVICE_FOLDERS = ("/proc/", "/dev/")
 # A program's name with a version after it (`python3.12`, `ksh93`, `perl5.36-x86_64-linux-gnu`).
 _VERSIONED = re.compile(r"([a-z]+)[0-9]")
 # Command strings inside command strings (`env -S'sh -c "…"'`) are read this deep, then refused.
-_NESTING = 4
+_NESTING = 3
+# Runners whose command-line option's value is more of their own words (`env -S'-i sh'`).
+_SPLIT_STRING_RUNNERS = frozenset(("env",))
+# Runners that join their command and its arguments into one shell command line (`watch true
+# '&&' sh`, `ssh host 'true && sh'`).
+_JOINING_RUNNERS = frozenset(("ssh", "watch"))
 _AT_COMMAND = ("command", "", 0)   # the automaton's state: this word is at a command's place
 _NO_SCRIPT = "no script"           # a program whose arguments name no script reads stdin
+_PROGRAM = "program"               # an option whose value is the program (`perl -e 1`)
+_ARGUMENT = "argument"             # a word that is no option: the script, or the program's
 _INTERPRETER_READS_STDIN = "command runs an interpreter that reads its program from stdin"
 _STARTS_SHELL = "command starts a user's shell"
 _XARGS_PAYLOAD = "command lets xargs put the payload in its command"
@@ -2550,22 +2561,31 @@ _XARGS_PAYLOAD = "command lets xargs put the payload in its command"
 @data_class(frozen=True)
 class _ProgramArguments:
     """How a program whose stdin may be its program reads the words before its script: option
-    letters whose value is a command string (`bash -c`), that read stdin (`bash -s`,
-    `python3 -i`), that name the program (`python3 -c`, `perl -e`: it needs no script), that take
-    a value, or that take only the rest of their cluster; `glued`: a value letter takes the rest
-    of its cluster when there is one (getopt's way), else each takes the next word (a shell's
-    `-o`)."""
+    letters whose value is a command string (`bash -c`); that read stdin (`bash -s`,
+    `python3 -i`, `perl -d`); whose value is the program (`python3 -c`, `perl -e`: it needs no
+    script; `program_ends`: the options end there, as python's do, else a later `-i` still
+    counts); that exit at once (`-V`); that take a value; that take only the rest of their
+    cluster, or only the digits after them (perl's `-l`, `-0`).  `glued`: a value letter takes
+    the rest of its cluster when there is one (getopt's way), else each takes the next word (a
+    shell's `-o`).  Long options likewise.  `dash_reads_stdin`: any first word starting with `-`
+    but a value option reads stdin (tclsh)."""
 
     names: Tuple[str, ...]
     reason: str
     string: str = ""
     stdin: str = ""
     program: str = ""
+    exits: str = ""
     values: str = ""
     rest: str = ""
+    digits: str = ""
     glued: bool = True
+    program_ends: bool = False
     long_values: Tuple[str, ...] = ()
     long_programs: Tuple[str, ...] = ()
+    long_exits: Tuple[str, ...] = ("--help", "--version")
+    long_stdin: Tuple[str, ...] = ()
+    dash_reads_stdin: bool = False
     # A shell's ways: `+c` is `-c`, `-` ends the options, `-rcfile` is `--rcfile`.
     shell: bool = False
 
@@ -2574,23 +2594,23 @@ _SHELL_ARGUMENTS = _ProgramArguments(
     ("ash", "bash", "bash-static", "csh", "dash", "fish", "hush", "ksh", "lksh", "mksh", "oksh",
      "posh", "rbash", "rksh", "sh", "tcsh", "yash", "zsh", "zsh-static"),
     "command runs a shell that reads commands from stdin", string="c", stdin="s", values="oO",
-    glued=False, long_values=("--init-file", "--rcfile"), long_programs=("--help", "--version"),
-    shell=True)
+    glued=False, long_values=("--init-file", "--rcfile"), shell=True)
 _SHELL_NAMES = frozenset(_SHELL_ARGUMENTS.names)
 _PROGRAM_ARGUMENTS = MappingProxyType({
     reader_name: reader for reader in (
         _SHELL_ARGUMENTS,
         _ProgramArguments(("python", "pypy"), _INTERPRETER_READS_STDIN, stdin="i",
-                          program="cmhV", values="WX", long_programs=("--help", "--version"),
+                          program="cm", exits="hV", values="WX", program_ends=True,
                           long_values=("--check-hash-based-pycs",)),
-        _ProgramArguments(("perl",), _INTERPRETER_READS_STDIN, stdin="d", program="eEvV",
-                          values="I", rest="0CDilmMx"),
-        _ProgramArguments(("ruby",), _INTERPRETER_READS_STDIN, program="e", values="ICEr",
-                          rest="0FKTWx"),
+        _ProgramArguments(("perl",), _INTERPRETER_READS_STDIN, stdin="d", program="eE",
+                          exits="vV", values="I", rest="CDimMx", digits="0l"),
+        _ProgramArguments(("ruby",), _INTERPRETER_READS_STDIN, program="e", exits="hv",
+                          values="ICEr", rest="FKTWx", digits="0"),
         # node's value options are those `node --help` (v20) shows with `=`.
         _ProgramArguments(("node", "nodejs"), _INTERPRETER_READS_STDIN, stdin="i",
-                          program="ephv", values="Cr", long_programs=(
-                              "--eval", "--help", "--print", "--test", "--version"),
+                          program="ep", exits="hv", values="Cr",
+                          long_programs=("--eval", "--print"), long_stdin=("--interactive",),
+                          long_exits=("--help", "--test", "--version"),
                           long_values=tuple("--" + option for option in (
                               "allow-fs-read allow-fs-write build-snapshot-config conditions "
                               "cpu-prof-dir cpu-prof-interval cpu-prof-name diagnostic-dir "
@@ -2610,7 +2630,8 @@ _PROGRAM_ARGUMENTS = MappingProxyType({
                               "trace-event-file-pattern trace-require-module "
                               "unhandled-rejections use-largepages v8-pool-size watch-path"
                           ).split())),
-        _ProgramArguments(("tclsh", "wish"), _INTERPRETER_READS_STDIN))
+        _ProgramArguments(("tclsh", "wish"), _INTERPRETER_READS_STDIN, dash_reads_stdin=True,
+                          long_values=("-encoding",)))
     for reader_name in reader.names})
 
 
@@ -2642,8 +2663,9 @@ def _preflight(command: str, absolute_paths: bool, depth: int) -> Optional[str]:
         return "command has an unbalanced quote"
     pieces = [piece for is_operator, text in tokens if not is_operator
               for piece in _PIECE_BREAKS.split(text) if piece]
-    if not _PREFLIGHT_WORD_SET.isdisjoint(pieces):
-        return "command uses %s" % next(name for name in _PREFLIGHT_WORDS if name in pieces)
+    names = [piece.partition("[")[0] for piece in pieces]  # `PS4[0]=x` sets PS4
+    if not _PREFLIGHT_WORD_SET.isdisjoint(names):
+        return "command uses %s" % next(name for name in _PREFLIGHT_WORDS if name in names)
     return (_command_line_rejection(tokens, absolute_paths, depth)
             or _glued_shell_rejection(pieces)
             or _path_rejection([value for piece in pieces for value in _glued_values(piece)],
@@ -2849,7 +2871,7 @@ def _runner_option_rejection(runner: str, word: str, absolute_paths: bool,
             return _STARTS_SHELL
         if payload is not None and named(payload):
             return _XARGS_PAYLOAD
-        return _nested_rejection(value, absolute_paths, depth) if equals and named(
+        return _nested_rejection(value, absolute_paths, depth, runner) if equals and named(
             commands) else None
     for index in range(1, len(word)):
         option = "-" + word[index]
@@ -2859,19 +2881,24 @@ def _runner_option_rejection(runner: str, word: str, absolute_paths: bool,
             return _XARGS_PAYLOAD
         if option in values:
             rest = word[index + 1:]
-            return _nested_rejection(rest, absolute_paths, depth) if rest and (
+            return _nested_rejection(rest, absolute_paths, depth, runner) if rest and (
                 option in commands) else None
     return None
 
 
-def _nested_rejection(text: str, absolute_paths: bool, depth: int) -> Optional[str]:
-    """Why a command string inside the command (`env -S`'s, `flock -c`'s, a word with blanks at
-    a command's place) is rejected, by every rule, read as bash reads it and as `env -S` does:
-    `\\_` and `\\c` are blanks there (`\\c` ends the string), and `>` or `;` plain words."""
+def _nested_rejection(text: str, absolute_paths: bool, depth: int,
+                      runner: str = "") -> Optional[str]:
+    """Why a command string inside the command is rejected, by every rule: flock's `-c` string
+    as sh reads it; env's `-S` string as more of env's own words, split as env splits it (`\\_`
+    and `\\c` are blanks, `>` and `;` plain words); a word with blanks at a command's place
+    (RUNNER "") both ways.  A leading `|` or `!` is strace's way of naming a command."""
     if depth >= _NESTING:
         return "command nests command strings too deeply"
-    split = text.replace("\\_", " ").replace("\\c", " ")
-    for reading in dict.fromkeys((split, _ENV_SPLIT_OPERATORS.sub(" _ ", split))):
+    split = text.replace("\\_", " ").replace("\\c", " ").lstrip("|! \t")
+    readings = [] if runner in _SPLIT_STRING_RUNNERS else [split]
+    if runner in _SPLIT_STRING_RUNNERS or not runner:
+        readings.append("env " + _ENV_SPLIT_OPERATORS.sub(" _ ", split))
+    for reading in readings:
         reason = _preflight(reading, absolute_paths, depth + 1) if reading.strip() else None
         if reason is not None:
             return reason
@@ -2922,7 +2949,7 @@ def _program_rejection(words: Sequence[str], index: int,
     if name in _TEXT_BUILTINS or (name == "printf" and _printf_assigns(words, index)):
         return "command uses %s" % ("printf -v" if name == "printf" else name)
     if name in _RUNNERS:
-        return _runner_rejection(words, index, memo)
+        return _runner_rejection(words, index, memo, absolute_paths, depth)
     reader = _program_arguments(name)
     if reader is None:
         return None
@@ -2935,14 +2962,22 @@ def _printf_assigns(words: Sequence[str], index: int) -> bool:
     return index + 1 < len(words) and words[index + 1].startswith("-v")
 
 
-def _runner_rejection(words: Sequence[str], index: int, memo: _Memo) -> Optional[str]:
+def _runner_rejection(words: Sequence[str], index: int, memo: _Memo, absolute_paths: bool,
+                      depth: int) -> Optional[str]:
     """A runner that starts a shell when no command follows its own words (`unshare`, `setarch
-    x86_64 -R`, `ssh host`), or xargs, whose command gets the payload's words: after it no runner
-    may be left without a command, and no shell or interpreter may take them (`xargs env`,
-    `xargs nice -n 5`, `xargs python3 -c`)."""
-    _, _, _, _, starts_shell, payload = _RUNNERS[words[index].rsplit("/", 1)[-1]]
-    if starts_shell and _runner_command(words, index, memo) is None:
-        return _STARTS_SHELL
+    x86_64 -R`, `ssh host`), one that joins its command's words into a command line, or xargs,
+    whose command gets the payload's words: after it no runner may be left without a command,
+    and no shell or interpreter may take them (`xargs env`, `xargs python3 -c`)."""
+    name = words[index].rsplit("/", 1)[-1]
+    _, _, _, _, starts_shell, payload = _RUNNERS[name]
+    if starts_shell or name in _JOINING_RUNNERS:
+        command = _runner_command(words, index, memo)
+        if command is None:
+            return _STARTS_SHELL if starts_shell else None
+        if name in _JOINING_RUNNERS:
+            reason = _nested_rejection(" ".join(words[command:]), absolute_paths, depth)
+            if reason is not None:
+                return reason
     return None if payload is None else _fed_rejection(words, index + 1, memo)
 
 
@@ -3051,67 +3086,96 @@ def _arguments_verdict(reader: _ProgramArguments, words: Sequence[str], start: i
     is kept in MEMO, so a command of many shells reads each word once."""
     visited = []
     position = start
+    program = False  # a program was given (`perl -e 1`): a later `-d` still reads stdin
     verdict: Optional[str] = _NO_SCRIPT
     while position < len(words):
-        key = (reader.names[0], position)
+        key = (reader.names[0] + "+" * program, position)
         if key in memo:
             verdict = memo[key]
             break
         visited.append(key)
-        decided, verdict, taken = _argument_step(reader, words[position])
+        decided, verdict, taken = _argument_step(reader, words[position], position == start)
         if decided:
+            if verdict is _ARGUMENT:  # the script, or an argument of the program given
+                verdict = None if program else _script_verdict(reader, words[position])
             break
-        if taken == 0:  # `--`: the next word is the script
+        if verdict is _PROGRAM:
+            if reader.program_ends:
+                verdict = None
+                break
+            program = True
+        elif taken == 0:  # `--`: the next word is the script
             following = words[position + 1] if position + 1 < len(words) else None
             verdict = _NO_SCRIPT if following is None else _script_verdict(reader, following)
             break
         # An option's value is a file it runs too (`bash --rcfile /dev/stdin -i x`).
-        if any(_is_device(value) for value in words[position + 1:position + taken]):
+        if any(_is_device(value) for value in words[position + 1:position + max(taken, 1)]):
             verdict = reader.reason
             break
-        position += taken
+        position += max(taken, 1)
         verdict = _NO_SCRIPT
+    verdict = None if program and verdict is _NO_SCRIPT else verdict
     for key in visited:
         memo[key] = verdict
     return verdict
 
 
-def _argument_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional[str], int]:
-    """One word before the script: (True, verdict, 0) when it decides; else (False, None, how
-    many words it takes with its value), 0 for the end of the options."""
+def _argument_step(reader: _ProgramArguments, word: str,
+                   first: bool) -> Tuple[bool, Optional[str], int]:
+    """One word before the script: (True, verdict or _ARGUMENT, 0) when it decides; else (False,
+    _PROGRAM or None, how many words it takes with its value), 0 for the end of the options."""
+    if reader.dash_reads_stdin and word.startswith("-"):
+        if first and word in reader.long_values:
+            return False, None, 2
+        return True, reader.reason, 0
     if word == "--" or (word == "-" and reader.shell):
         return False, None, 0
     if reader.shell and word.startswith("-") and "-" + word in reader.long_values:
         word = "-" + word  # bash takes `-rcfile` for `--rcfile`
     if word.startswith("--"):
-        name, equals, value = word.partition("=")
-        if name in reader.long_programs:
-            return True, None, 0
-        if equals and _is_device(value):
-            return True, reader.reason, 0
-        return False, None, 2 if name in reader.long_values and not equals else 1
+        return _long_option_step(reader, word)
     if len(word) > 1 and (word[0] == "-" or (word[0] == "+" and reader.shell)):
         return _cluster_step(reader, word)
-    return True, _script_verdict(reader, word), 0
+    return True, _ARGUMENT, 0
+
+
+def _long_option_step(reader: _ProgramArguments,
+                      word: str) -> Tuple[bool, Optional[str], int]:
+    """A long option (`--eval`, `--rcfile=x`, `--interactive`) before the script."""
+    name, equals, value = word.partition("=")
+    if name in reader.long_exits:
+        return True, None, 0
+    if name in reader.long_stdin or (equals and _is_device(value)):
+        return True, reader.reason, 0
+    if name in reader.long_programs:
+        return False, _PROGRAM, 1 if equals else 2
+    return False, None, 2 if name in reader.long_values and not equals else 1
 
 
 def _cluster_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional[str], int]:
     """An option cluster (`-eo`, `+c`, `-uc`, `-Wignore`) before the script, letter by letter."""
     taken = 1
-    for index in range(1, len(word)):
+    index = 1
+    while index < len(word):
         letter = word[index]
         if letter in reader.string:
             return True, "command runs a shell on a command string", 0
         if letter in reader.stdin:
             return True, reader.reason, 0
-        if letter in reader.program:
+        if letter in reader.exits:
             return True, None, 0
+        if letter in reader.program:
+            return False, _PROGRAM, 1 if index + 1 < len(word) else 2
         if letter in reader.rest:
             break
-        if letter in reader.values:
+        if letter in reader.digits:
+            while index + 1 < len(word) and word[index + 1] in "01234567":
+                index += 1
+        elif letter in reader.values:
             if reader.glued:
                 return False, None, 1 if index + 1 < len(word) else 2
             taken += 1
+        index += 1
     return False, None, taken
 
 

@@ -263,6 +263,35 @@ FIFTH_BYPASSES = [
 ]
 
 
+# The sixth red team's, on the fifth's fixes (each ran the payload in real bash).
+SIXTH_BYPASSES = [
+    # env -S's string is more of env's own words
+    ("env -S'-i sh'", STDIN), ("env -S '-- sh'", STDIN), ("env --split-string='-u X sh'", STDIN),
+    # declare and its kin re-read an array value, build a variable's name, or map a program
+    ("declare -a 'x=(<(sh))'", "command uses declare"), ("readonly -a 'x=(<(sh))'",
+                                                         "command uses readonly"),
+    ("f() ( local -a 'x=(<(sh))' ); f", "command uses local"),
+    ("declare -u r=bash_env; declare -n r", "command uses declare"),
+    ("BASH_CMDS=(); x", "command uses BASH_CMDS"), ("export PS4[0]=x", "command uses PS4"),
+    ("SHELL=tclsh flock lk -c x", "command uses SHELL"),
+    # node and perl read more options after their program
+    ("node -e 1 -i", INTERPRETER), ("node --interactive -e 1", INTERPRETER),
+    ("node -p 1 --interactive", INTERPRETER), ("perl -e 1 -d", INTERPRETER),
+    ("perl -ld -e 1", INTERPRETER), ("perl -0d -e 1", INTERPRETER),
+    # tclsh reads stdin after any option but -encoding
+    ("tclsh -encoding utf-8", INTERPRETER), ("tclsh -- x.tcl", INTERPRETER),
+    ("tclsh -x x.tcl", INTERPRETER),
+    # strace's output to a command; watch and ssh join their words into a command line
+    ("strace -o'|sh<&3' true 3<&0", STDIN), ("strace -o '!sh<&3' true 3<&0", STDIN),
+    ("watch -n 1 true '&&' sh", STDIN), ("ssh host 'true && sh'", STDIN),
+]
+
+
+@pytest.mark.parametrize("command, reason", SIXTH_BYPASSES)
+def test_the_sixth_red_team_s_bypasses_are_rejected(command, reason):
+    assert magihook.preflight_rejection(command, True) == reason
+
+
 @pytest.mark.parametrize("command, reason", FIFTH_BYPASSES)
 def test_the_fifth_red_team_s_bypasses_are_rejected(command, reason):
     assert magihook.preflight_rejection(command, True) == reason
@@ -286,11 +315,11 @@ def bash_runs_payload(command, cwd):
     return (cwd / "payload-42").exists()
 
 
-def test_command_strings_are_read_four_deep_then_refused():
+def test_command_strings_are_read_three_deep_then_refused():
     import shlex
 
     command = "sh"
-    for _ in range(5):  # `env -S sh` is no string yet: the other four are
+    for _ in range(4):  # `env -S sh` is no string yet: the other three are
         command = "env -S " + shlex.quote(command)
     assert magihook.preflight_rejection(command, True) == STDIN
     assert magihook.preflight_rejection("env -S " + shlex.quote(command), True) == (
@@ -331,7 +360,9 @@ def test_each_bypass_runs_the_payload_in_real_bash(tmp_path, command):
     "chroot / ./x.sh", "python3 -X dev ./x.py", "timeout -k 5 10 python3 x.py",
     # version and help options exit without reading stdin
     "python3 --version", "python3 -V", "node --version", "node -v", "perl -v", "bash --version",
-    "node --test", "node --env-file .env x.js",
+    "node --test", "node --env-file .env x.js", "perl -e 'print 1' x", "perl -lne 'print' f",
+    "tclsh x.tcl", "tclsh -encoding utf-8 x.tcl", "python3 -c 'import x' -i", "strace -o log ./x.sh",
+    "watch -n 5 ./x.sh", "export A=1; ./x.sh",
 ])
 def test_ordinary_commands_still_pass(command):
     assert magihook.preflight_rejection(command, True) is None
@@ -419,6 +450,19 @@ def test_no_accepted_command_runs_the_payload_in_real_bash(tmp_path):
         cwd = tmp_path / str(index)
         cwd.mkdir()
         assert not bash_runs_payload(command, cwd), command
+
+
+def test_command_strings_in_command_strings_stay_linear():
+    # Each string was read two ways and four deep: 256 KiB took 4 s.
+    import shlex
+    import time
+
+    command = ("a|" * 131072)[:262144 - 160]
+    for _ in range(4):
+        command = shlex.quote(command)
+    start = time.process_time()
+    magihook.preflight_rejection(command, True)
+    assert time.process_time() - start < HANG_CPU_SECONDS
 
 
 @pytest.mark.parametrize("head, letters", [("x -", "a"), ("env -", "i"), ("x -", "sh")],
