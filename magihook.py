@@ -4353,11 +4353,13 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 # After a stem: a name character, a quote or a separator; after the name: the separator.  The
 # spaces before it are taken whole (`+`, read by re from 3.11 on): what follows them is never a
 # space, so no match needs them given back, and the engine is spared trying; before 3.11 the
-# plain run matches the same in a few more steps.
+# plain run matches the same in a few more steps.  So are the closing backslashes, quote and
+# bracket of a quoted name: no separator starts with one of them, so a name whose separator
+# fails after them (`$API_KEY" x`) is not tried again without them.
 _NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-])"""
 _WHOLE = "+" if sys.version_info >= (3, 11) else ""
-_NAME_SEPARATOR = (r"""(?=\\{0,3}["']?\]?(?:[ \t]{0,4}%s[=:?.,!]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t])"""
-                   r"""|\r?\n[ \t]{0,16}%s(?:value:|=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=))""") % ((_WHOLE,) * 3)
+_NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t])"""
+                   r"""|\r?\n[ \t]{0,16}%s(?:value:|=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=))""") % ((_WHOLE,) * 6)
 
 
 def _tail_lookbehinds() -> str:
@@ -4395,10 +4397,12 @@ def _name_pattern(stems: Sequence[str], value: str = "") -> str:
     # matches as it would without it; inside a lookahead, so that a rejected value is not read
     # twice, with and without the group); group "prose": no name, but a prose form may follow,
     # which starts with a space, a colon or the rest of a longer noun (one check, before the
-    # several that most stems in text, failed names, would otherwise take).
+    # several that most stems in text, failed names, would otherwise take).  After the rest of
+    # the noun, the prose form's separator starts with spaces and then `:`, `for` or `is`: that
+    # is checked before the separator's branches are tried one by one (`password=`, `token =`).
     rest = re.sub(r"\(\?P<\w+>", "(?:", _PROSE_REST)
     colon = r"(?=[ \t]*:[ \t]*[^\s\"'`<>]{8}(?P<prose_colon>)|)"
-    return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=[ \t:o_-])(?=(?:ord|[ _-]key|)%s))" % (
+    return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=[ \t:o_-])(?=(?:ord|[ _-]key|)(?=[ \t]*[:fi])%s))" % (
         "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, rest)
 
 
