@@ -4430,9 +4430,11 @@ def _value_pattern() -> str:
     # optional part is an alternation with an empty branch: `(?:x|)` matches as `(?:x)?` does,
     # in fewer of the engine's steps.  First of all, a colon before a brace, a bracket or the
     # line's end (YAML's and JSON's `secretKeyRef: {`, `"auth": {`, `password:` + a nested
-    # block) ends the match in two steps: no separator or value would take it.
+    # block) ends the match in two steps: no separator or value would take it.  So does, in the
+    # same check, what the value's checks below reject after the plain separator that the name
+    # is glued to: a reference (`=${X}`, `="$X"`) and an empty default (`${PASSWORD:-}`).
     return r"""
-        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\]))|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\])))
+        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\])|-\})|=[ \t]{0,4}["'`]?\$|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\])))
         (?=(?P<after_name>(?:(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])|)
                   (?P<sep>[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|(?P<colon>:)(?![ \t]{0,4}%(typed)s))(?![=:])
                           (?:(?<=[ \t]=)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
