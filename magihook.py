@@ -3884,15 +3884,18 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
         if kind == "sep":
             # The first match at a position wins: sb_secret_ before secret_, xoxe.xoxp- before xoxp-.
             members.sort(key=lambda rule: -max(map(len, rule.prefixes)))
-        branches = _branches(members)
         if kind == "sep":
+            branches = _branches(members)
             quick, exact = _suffix_guard([p[:_lead_index(p, lead)] for r in members for p in r.prefixes], lead)
             quick = quick or r"(?<=[A-Za-z0-9]%s)" % re.escape(lead)
             alternatives.append("%s%s%s(?:%s)" % (quick, _GUARDS[lead], exact, branches))
         elif kind == "start":
-            alternatives.append(r"(?<![A-Za-z0-9_]%s)(?:%s)" % ("." * len(lead), branches))
+            alternatives.append(r"(?<![A-Za-z0-9_]%s)(?:%s)" % ("." * len(lead), _branches(members)))
         else:
-            alternatives.append(branches)
+            # Each with its own end, not one end for a run (_branches): an alternative that
+            # starts with a literal is rejected by the engine in one compare, where a group of
+            # them is entered at every lead (every capital A of upper-case names).
+            alternatives.extend(_rule_branch(rule) + (_TOKEN_END if rule.end else "") for rule in members)
     return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(alternatives)))
 
 
