@@ -4434,10 +4434,13 @@ def _value_pattern() -> str:
     # in fewer of the engine's steps.  First of all, a colon before a brace, a bracket or the
     # line's end (YAML's and JSON's `secretKeyRef: {`, `"auth": {`, `password:` + a nested
     # block) ends the match in two steps: no separator or value would take it.  So does, in the
-    # same check, what the value's checks below reject after the plain separator that the name
-    # is glued to: a reference (`=${X}`, `="$X"`) and an empty default (`${PASSWORD:-}`).
+    # same check, what the value's checks below reject after a plain "=" (the separator the
+    # group "after_name" then reads, with "assign" set): a reference (`=${X}`, `="$X"`) and,
+    # after a spaced "=", a call (`token = self.refresh(`) and code (`apiKey = process.env.X;`);
+    # and after a colon the empty default of a shell expansion (`${PASSWORD:-}`).
     return r"""
-        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\])|-\})|=[ \t]{0,4}["'`]?\$|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\])))
+        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\])|-\})|=[ \t]{0,4}["'`]?\$|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\]))
+          |[ \t]{1,4}=(?![=:>])[ \t]{0,4}(?![ \t])(?:\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(first_call_run)s[(\[]|%(code)s))
         (?=(?P<after_name>(?:(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])|)
                   (?P<sep>[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|(?P<colon>:)(?![ \t]{0,4}%(typed)s))(?![=:])
                           (?:(?<=[ \t]=)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
@@ -4460,7 +4463,8 @@ def _value_pattern() -> str:
           |(?:(?P<scheme>(?:%(schemes)s)[ \t]{1,4})|)
            (?P<unquoted>%(unquoted)s)
           |["'](?P<open>[^\s"'\\]{1,4096}))
-    """ % {"call_run": _possessive("[a-z0-9_$.]{0,64}", "call"), "typed": _TYPED_ASSIGNMENT,
+    """ % {"call_run": _possessive("[a-z0-9_$.]{0,64}", "call"),
+           "first_call_run": _possessive("[a-z0-9_$.]{0,64}", "first_call"), "typed": _TYPED_ASSIGNMENT,
            "code": _SPACED_CODE_VALUE, "types": "|".join(sorted(_TYPE_WORDS)), "schemes": _SCHEME_WORDS,
            "unquoted": _UNQUOTED_VALUE}
 
