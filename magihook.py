@@ -4398,13 +4398,15 @@ def _name_pattern(stems: Sequence[str], value: str = "") -> str:
         return r"(?:%s)%s%s" % ("|".join(stems), name, value)
     # Group "prose_colon": a colon and a prose value follow the name (zero width, so the name
     # matches as it would without it; inside a lookahead, so that a rejected value is not read
-    # twice, with and without the group); group "prose": no name, but a prose form may follow,
+    # twice, with and without the group).  Not in a name-and-value pattern: there only a match
+    # is asked, and _named_pass reads it after one (most names that reach it have no value, and
+    # would each pay the lookahead).  Group "prose": no name, but a prose form may follow,
     # which starts with a space, a colon or the rest of a longer noun (one check, before the
     # several that most stems in text, failed names, would otherwise take).  After the rest of
     # the noun, the prose form's separator starts with spaces and then `:`, `for` or `is`: that
     # is checked before the separator's branches are tried one by one (`password=`, `token =`).
     rest = re.sub(r"\(\?P<\w+>", "(?:", _PROSE_REST)
-    colon = r"(?=[ \t]*:[ \t]*[^\s\"'`<>]{8}(?P<prose_colon>)|)"
+    colon = "" if value else r"(?=%s(?P<prose_colon>)|)" % _PROSE_COLON
     return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=[ \t:o_-])(?=(?:ord|[ _-]key|)(?=[ \t]*[:fi])%s))" % (
         "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, rest)
 
@@ -5042,7 +5044,8 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
                     _prose_at(text, low, stem, prose, found)
                 continue
             # A name's prose form has a colon for its separator (a name's is never `is` or `for`).
-            if prose is not None and m.start("prose_colon") >= 0:
+            if prose is not None and (_prose_colon_re().match(low, m.start("after_name")) if full
+                                      else m.start("prose_colon") >= 0):
                 _prose_at(text, low, stem, prose, found)
         if stem < after:
             continue
@@ -5425,6 +5428,9 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
 # _name_pattern checks that first.
 _PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})|)(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
                r"(?P<v>[^\s\"'`<>]{8,256})")
+# A name's prose form: a colon, and a prose value (`token: X`), right after the name.
+_PROSE_COLON = r"[ \t]*:[ \t]*[^\s\"'`<>]{8}"
+_prose_colon_re = _lazy_re(_PROSE_COLON)
 _PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
                 "api": "api[ _-]?key"}
 _prose_res = {noun: _lazy_re(pattern + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
