@@ -4391,8 +4391,13 @@ def _name_pattern(stems: Sequence[str], value: str = "") -> str:
     # next character, then a lookahead for the separator, then the tails that name no
     # credential.  A lead whose stems end a prose noun (_PROSE_LEADS) also matches where the
     # noun's prose separator follows (group "prose"), so that a long text's prose forms are
-    # found in this pass rather than in one pass per noun.
-    name = _NAME_NEXT + _possessive("[a-z0-9_.-]{0,48}", "rest") + _NAME_SEPARATOR + _tail_lookbehinds()
+    # found in this pass rather than in one pass per noun.  With a VALUE, its first check (zero
+    # width, at the same place) comes before the tails: it rejects the commonest names that have
+    # no value (`=${X}`, `token = self.f(`) in one step, where the tails take four.
+    first = value[:value.index("(?=(?P<after_name>")] if value else ""
+    name = (_NAME_NEXT + _possessive("[a-z0-9_.-]{0,48}", "rest") + _NAME_SEPARATOR + first
+            + _tail_lookbehinds())
+    value = value[len(first):]
     lead = stems[0][0]
     if lead not in _PROSE_LEADS:
         return r"(?:%s)%s%s" % ("|".join(stems), name, value)
