@@ -2468,9 +2468,11 @@ _TEXT_BUILTINS = frozenset(("compgen", "complete", "declare", "enable", "fc", "h
                             "let", "local", "mapfile", "read", "readarray", "readonly", "select",
                             "typeset"))
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
-# Words after which the next word is at a command's place again (after `function`'s name).
-_KEYWORDS = MappingProxyType({"!": 0, "if": 0, "then": 0, "else": 0, "elif": 0, "do": 0,
-                              "while": 0, "until": 0, "function": 1})
+# Words after which the next word is at a command's place again, or the one after: `function`'s
+# name, and `coproc`'s optional one before a compound command (`coproc w if bash; then …`).
+_KEYWORDS = MappingProxyType({"!": (0,), "if": (0,), "then": (0,), "else": (0,), "elif": (0,),
+                              "do": (0,), "while": (0,), "until": (0,), "function": (1,),
+                              "coproc": (0, 1)})
 # Words after which a later word puts the next at a command's place: find's options that run a
 # command (up to a `;` word), and `for NAME do` with no `in` list.
 _TRIGGERS = MappingProxyType({"find": frozenset(("-exec", "-execdir", "-ok", "-okdir")),
@@ -2487,7 +2489,7 @@ _RUNNER = (0, (), (), (), False, None)
 _STARTS_WITHOUT_COMMAND = (0, (), (), (), True, None)
 _RUNNERS = MappingProxyType({
     "builtin": _RUNNER, "busybox": _RUNNER, "catchsegv": _RUNNER, "cgexec": _RUNNER,
-    "chpst": _RUNNER, "command": _RUNNER, "coproc": _RUNNER, "eatmydata": _RUNNER,
+    "chpst": _RUNNER, "command": _RUNNER, "eatmydata": _RUNNER,
     "ltrace": _RUNNER, "nocache": _RUNNER, "nohup": _RUNNER, "numactl": _RUNNER,
     "prlimit": _RUNNER, "proxychains": _RUNNER, "proxychains4": _RUNNER, "rlwrap": _RUNNER,
     "setpriv": _RUNNER, "setsid": _RUNNER, "ssh-agent": _RUNNER,
@@ -2914,7 +2916,8 @@ def _after_command(word: str) -> Tuple[_State, ...]:
     runner whose options need no reading of their own is "" in its state, so a command of many
     runners keeps few states."""
     if word in _KEYWORDS:
-        return (("options", "", _KEYWORDS[word]),) if _KEYWORDS[word] else (_AT_COMMAND,)
+        return tuple(("options", "", operands) if operands else _AT_COMMAND
+                     for operands in _KEYWORDS[word])
     if _ASSIGNMENT.match(word):
         return (_AT_COMMAND,)
     name = word.rsplit("/", 1)[-1]
@@ -3172,6 +3175,8 @@ def _cluster_step(reader: _ProgramArguments, word: str) -> Tuple[bool, Optional[
             while index + 1 < len(word) and word[index + 1] in "01234567":
                 index += 1
         elif letter in reader.values:
+            if reader.glued and _is_device(word[index + 1:]):
+                return True, reader.reason, 0  # `ruby -r/dev/stdin x.rb`
             if reader.glued:
                 return False, None, 1 if index + 1 < len(word) else 2
             taken += 1

@@ -284,6 +284,11 @@ SIXTH_BYPASSES = [
     # strace's output to a command; watch and ssh join their words into a command line
     ("strace -o'|sh<&3' true 3<&0", STDIN), ("strace -o '!sh<&3' true 3<&0", STDIN),
     ("watch -n 1 true '&&' sh", STDIN), ("ssh host 'true && sh'", STDIN),
+    # the seventh: coproc's name before a compound command; a glued value that is stdin
+    ("(coproc w if bash <&3; then :; fi; wait) 3<&0", STDIN),
+    ("(coproc w while python3 <&3; do break; done) 3<&0", INTERPRETER),
+    ("coproc w until . /dev/fd/3; do break; done", "command uses . (source)"),
+    ("ruby -r/dev/stdin x.rb", INTERPRETER),
 ]
 
 
