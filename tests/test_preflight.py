@@ -292,23 +292,9 @@ SIXTH_BYPASSES = [
 ]
 
 
-@pytest.mark.parametrize("command, reason", SIXTH_BYPASSES)
-def test_the_sixth_red_team_s_bypasses_are_rejected(command, reason):
-    assert magihook.preflight_rejection(command, True) == reason
-
-
-@pytest.mark.parametrize("command, reason", FIFTH_BYPASSES)
-def test_the_fifth_red_team_s_bypasses_are_rejected(command, reason):
-    assert magihook.preflight_rejection(command, True) == reason
-
-
-@pytest.mark.parametrize("command, reason", FOURTH_BYPASSES)
-def test_the_fourth_red_team_s_bypasses_are_rejected(command, reason):
-    assert magihook.preflight_rejection(command, True) == reason
-
-
-@pytest.mark.parametrize("command, reason", BYPASSES)
-def test_the_third_red_team_s_bypasses_are_rejected(command, reason):
+@pytest.mark.parametrize("command, reason",
+                         BYPASSES + FOURTH_BYPASSES + FIFTH_BYPASSES + SIXTH_BYPASSES)
+def test_the_red_teams_bypasses_are_rejected(command, reason):
     assert magihook.preflight_rejection(command, True) == reason
 
 
