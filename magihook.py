@@ -2527,13 +2527,14 @@ _RUNNERS = MappingProxyType({
     "unshare": (0, ("-G", "-R", "-S", "-w"), (), (), True, None),
     "nsenter": (0, ("-G", "-S", "-t"), (), (), True, None),
     "chroot": (1, ("--groups", "--userspec"), (), (), True, None),
-    "ssh": (1, tuple("-" + letter for letter in "BbcDEeFIiJLlmOopQRSWw"), (), (), True, None),
+    "ssh": (1, ("-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O",
+                "-o", "-p", "-Q", "-R", "-S", "-W", "-w"), (), (), True, None),
     # setarch under an architecture's name (util-linux links the host's: `x86_64`, `i386`)
-    **{name: _STARTS_WITHOUT_COMMAND for name in (
+    **dict.fromkeys((
         "aarch64", "alpha", "arm", "arm64", "armv7l", "armv8l", "i386", "i486", "i586", "i686",
         "ia64", "mips", "mips32", "mips64", "parisc", "parisc32", "parisc64", "ppc", "ppc32",
         "ppc64", "ppc64le", "riscv64", "s390", "s390x", "sparc", "sparc32", "sparc64", "uname26",
-        "x86_64")},
+        "x86_64"), _STARTS_WITHOUT_COMMAND),
 })
 # Programs that start a user's shell, which reads the payload as commands (or runs a `-c` string).
 _SHELL_STARTERS = frozenset(("login", "newgrp", "runuser", "script", "sg", "su"))
@@ -2560,7 +2561,6 @@ _STARTS_SHELL = "command starts a user's shell"
 _XARGS_PAYLOAD = "command lets xargs put the payload in its command"
 
 
-@data_class(frozen=True)
 class _ProgramArguments:
     """How a program whose stdin may be its program reads the words before its script: option
     letters whose value is a command string (`bash -c`); that read stdin (`bash -s`,
@@ -2572,24 +2572,22 @@ class _ProgramArguments:
     shell's `-o`).  Long options likewise.  `dash_reads_stdin`: any first word starting with `-`
     but a value option reads stdin (tclsh)."""
 
-    names: Tuple[str, ...]
-    reason: str
-    string: str = ""
-    stdin: str = ""
-    program: str = ""
-    exits: str = ""
-    values: str = ""
-    rest: str = ""
-    digits: str = ""
-    glued: bool = True
-    program_ends: bool = False
-    long_values: Tuple[str, ...] = ()
-    long_programs: Tuple[str, ...] = ()
-    long_exits: Tuple[str, ...] = ("--help", "--version")
-    long_stdin: Tuple[str, ...] = ()
-    dash_reads_stdin: bool = False
-    # A shell's ways: `+c` is `-c`, `-` ends the options, `-rcfile` is `--rcfile`.
-    shell: bool = False
+    # A plain class, not a data class: its rows are built at every start-up, and a data class's
+    # generic __init__ costs several times this one.
+    def __init__(self, names: Tuple[str, ...], reason: str, string: str = "", stdin: str = "",
+                 program: str = "", exits: str = "", values: str = "", rest: str = "",
+                 digits: str = "", glued: bool = True, program_ends: bool = False,
+                 long_values: Tuple[str, ...] = (), long_programs: Tuple[str, ...] = (),
+                 long_exits: Tuple[str, ...] = ("--help", "--version"),
+                 long_stdin: Tuple[str, ...] = (), dash_reads_stdin: bool = False,
+                 shell: bool = False) -> None:
+        self.names, self.reason, self.string, self.stdin = names, reason, string, stdin
+        self.program, self.exits, self.values, self.rest = program, exits, values, rest
+        self.digits, self.glued, self.program_ends = digits, glued, program_ends
+        self.long_values, self.long_programs, self.long_exits = (
+            long_values, long_programs, long_exits)
+        self.long_stdin, self.dash_reads_stdin = long_stdin, dash_reads_stdin
+        self.shell = shell  # a shell's ways: `+c` is `-c`, `-` ends the options, `-rcfile`
 
 
 _SHELL_ARGUMENTS = _ProgramArguments(
@@ -2613,25 +2611,27 @@ _PROGRAM_ARGUMENTS = MappingProxyType({
                           program="ep", exits="hv", values="Cr",
                           long_programs=("--eval", "--print"), long_stdin=("--interactive",),
                           long_exits=("--help", "--test", "--version"),
-                          long_values=tuple("--" + option for option in (
-                              "allow-fs-read allow-fs-write build-snapshot-config conditions "
-                              "cpu-prof-dir cpu-prof-interval cpu-prof-name diagnostic-dir "
-                              "disable-proto disable-warning dns-result-order env-file "
-                              "env-file-if-exists experimental-default-type "
-                              "experimental-loader experimental-policy "
-                              "experimental-sea-config heap-prof-dir heap-prof-interval "
-                              "heap-prof-name heapsnapshot-near-heap-limit heapsnapshot-signal "
-                              "icu-data-dir import input-type inspect-port inspect-publish-uid "
-                              "loader max-http-header-size "
-                              "network-family-autoselection-attempt-timeout openssl-config "
-                              "policy-integrity redirect-warnings report-dir report-filename "
-                              "report-signal require secure-heap secure-heap-min snapshot-blob "
-                              "test-concurrency test-name-pattern test-reporter "
-                              "test-reporter-destination test-shard test-timeout title "
-                              "tls-cipher-list tls-keylog trace-event-categories "
-                              "trace-event-file-pattern trace-require-module "
-                              "unhandled-rejections use-largepages v8-pool-size watch-path"
-                          ).split())),
+                          long_values=("--allow-fs-read", "--allow-fs-write",
+                              "--build-snapshot-config", "--conditions", "--cpu-prof-dir",
+                              "--cpu-prof-interval", "--cpu-prof-name", "--diagnostic-dir",
+                              "--disable-proto", "--disable-warning", "--dns-result-order",
+                              "--env-file", "--env-file-if-exists", "--experimental-default-type",
+                              "--experimental-loader", "--experimental-policy",
+                              "--experimental-sea-config", "--heap-prof-dir",
+                              "--heap-prof-interval", "--heap-prof-name",
+                              "--heapsnapshot-near-heap-limit", "--heapsnapshot-signal",
+                              "--icu-data-dir", "--import", "--input-type", "--inspect-port",
+                              "--inspect-publish-uid", "--loader", "--max-http-header-size",
+                              "--network-family-autoselection-attempt-timeout",
+                              "--openssl-config", "--policy-integrity", "--redirect-warnings",
+                              "--report-dir", "--report-filename", "--report-signal", "--require",
+                              "--secure-heap", "--secure-heap-min", "--snapshot-blob",
+                              "--test-concurrency", "--test-name-pattern", "--test-reporter",
+                              "--test-reporter-destination", "--test-shard", "--test-timeout",
+                              "--title", "--tls-cipher-list", "--tls-keylog",
+                              "--trace-event-categories", "--trace-event-file-pattern",
+                              "--trace-require-module", "--unhandled-rejections",
+                              "--use-largepages", "--v8-pool-size", "--watch-path")),
         _ProgramArguments(("tclsh", "wish"), _INTERPRETER_READS_STDIN, dash_reads_stdin=True,
                           long_values=("-encoding",)))
     for reader_name in reader.names})
