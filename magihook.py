@@ -6527,14 +6527,13 @@ _WORKING_FOLDER_VARIABLE = "PWD"
 
 def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Optional[Mapping[str, str]]:
     """The environment a hook starts with, from ENV (None: ours): all of it for a `full`-payload
-    hook; for a redacted one, without the variables whose names are credential-shaped (the
-    redactor's key rule: ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY...), since a hook
-    kept from the agent's secrets in its payload must not find them in its environment.  None
-    (ours, handed over as is) when nothing is left out."""
+    hook; for a redacted one, without the variables that carry a credential, since a hook kept
+    from the agent's secrets in its payload must not find them in its environment.  None (ours,
+    handed over as is) when nothing is left out."""
     if payload_mode == "full":
         return env
     source = os.environ if env is None else env
-    dropped = [name for name in source if _is_credential_variable(name)]
+    dropped = [name for name, value in source.items() if _is_credential_variable(name, value)]
     if not dropped:
         return env
     kept = dict(source)
@@ -6544,8 +6543,16 @@ def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Opt
 
 
 @functools.lru_cache(maxsize=1024)
-def _is_credential_variable(name: str) -> bool:
-    return name != _WORKING_FOLDER_VARIABLE and is_credential_key(name)
+def _is_credential_variable(name: str, value: str) -> bool:
+    """A credential-shaped name (the redactor's key rule: ANTHROPIC_API_KEY, GITHUB_TOKEN...), or a
+    value holding a URL's password (DATABASE_URL, REDIS_URL, HTTP_PROXY: what a variable of a
+    plain name most often carries), by the redactor's own URL rule.  Not the redactor's every
+    rule: its token patterns compiled for the environment's text would cost each call more than
+    the rest of magihook's own work on it."""
+    if name == _WORKING_FOLDER_VARIABLE:
+        return False
+    return is_credential_key(name) or ("@" in value and any(
+        _userinfo_span(value, m) is not None for m in _userinfo_re().finditer(value)))
 
 
 def _make_fds_private() -> bool:

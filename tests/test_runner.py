@@ -454,9 +454,16 @@ def test_failure_categories_are_exactly_the_spec_s():
 AGENT_CREDENTIALS = {"ANTHROPIC_API_KEY": "sk-ant-api03-" + "a1B2" * 20, "GITHUB_TOKEN": "ghp_" + "Z9y8" * 9,
                      "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIK7MDENGbPxRfiCY" + "Q1w2" * 3,
                      "AWS_SESSION_TOKEN": "FwoGZXIvYXdzE" + "k" * 40, "DB_PASSWORD": "hunter2-horse",
-                     "MY_SECRET_THING": "s3cr3t-value", "NPM_TOKEN": "npm_" + "q" * 36}
+                     "MY_SECRET_THING": "s3cr3t-value", "NPM_TOKEN": "npm_" + "q" * 36,
+                     # a URL's password under a plain name: found by its value
+                     "DATABASE_URL": "postgres://app:Xk9pw2vQz@db:5432/app",
+                     "HTTP_PROXY": "http://me:pr0xyPw9x@proxy.corp:3128"}
 ORDINARY_VARIABLES = {"KEEP_ME": "plain", "MAX_TOKENS": "4096", "TOKENIZERS_PARALLELISM": "false",
-                      "SSH_AUTH_SOCK": "/tmp/agent.sock", "PASSWORD_STORE_DIR": "/tmp/store"}
+                      "SSH_AUTH_SOCK": "/tmp/agent.sock", "PASSWORD_STORE_DIR": "/tmp/store",
+                      "GITHUB_SHA": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4", "NO_PROXY": "localhost,.corp",
+                      "DOCKER_HOST": "unix:///run/user/1000/docker.sock", "LS_COLORS": "rs=0:di=01;34:*.tar=01;31",
+                      "SESSION_MANAGER": "local/host:@/tmp/.ICE-unix/1234,unix/host:/tmp/.ICE-unix/1234",
+                      "EMAIL": "me@example.org", "GIT_REMOTE": "ssh://git@github.com/acme/app.git"}
 
 
 def dumped_env(path):
@@ -490,7 +497,7 @@ def env_seen_by(project, payload, cwd, through):
 
 @pytest.mark.parametrize("through, elsewhere", [("cli", False), ("cli", True), ("api", True)],
                          ids=["posix_spawn", "popen", "api"])
-def test_a_redacted_hook_gets_the_environment_without_credential_names(project, tmp_path, through, elsewhere):
+def test_a_redacted_hook_gets_the_environment_without_credentials(project, tmp_path, through, elsewhere):
     cwd = tmp_path if elsewhere else project
     seen = env_seen_by(project, "redacted", cwd, through)
     assert [name for name in AGENT_CREDENTIALS if name in seen] == []
@@ -511,4 +518,6 @@ def test_hook_environment_leaves_pwd_and_hands_over_ours_when_nothing_is_dropped
     assert magihook.hook_environment("redacted", plain) is plain
     assert magihook.hook_environment("full", None) is None
     assert magihook.hook_environment("redacted", dict(plain, GITHUB_TOKEN="x")) == plain
+    by_value = dict(plain, DATABASE_URL="postgres://app:Xk9pw2vQz@db/app", PGHOST="db")
+    assert magihook.hook_environment("redacted", by_value) == dict(plain, PGHOST="db")
     assert magihook.hook_environment("full", dict(plain, GITHUB_TOKEN="x")) == dict(plain, GITHUB_TOKEN="x")
