@@ -4945,7 +4945,13 @@ def _pair_holds_secret(text: str, m: re.Match[str], stem: int, value: str) -> bo
     if "\n" in pair or "-" in pair:
         return True                           # YAML `- name: TOKEN` / `value: x`, prose `token - 'x'`
     start = _name_start(text, stem)
-    return start > 0 and text[start - 1] in "\"'" and _looks_secret(value)
+    if start < 1 or text[start - 1] not in "\"'":
+        return False
+    if "value" in pair and text[max(0, start - 6):start - 1].lower().endswith(("key=", "name=")):
+        # <add key="ClearTextPassword" value="x"/>: an element's own name and value, where a
+        # password may be a word (not a number, a short word or a phrase: value="3600").
+        return len(value) >= 8 and not value.isdigit() and not any(c.isspace() for c in value)
+    return _looks_secret(value)
 
 
 def _line_end(text: str, start: int) -> int:

@@ -76,6 +76,9 @@ REDACTED = [
     ('req.Header.Add("Authorization", "Bearer %s")' % S,
      'req.Header.Add("Authorization", "Bearer %s")' % MARKER),
     ('<add key="Password" value="%s"/>' % S, '<add key="Password" value="%s"/>' % MARKER),
+    # An element's own name and value: a password may be a word (NuGet's ClearTextPassword).
+    ('<add key="ClearTextPassword" value="TestSourcePassword" />',
+     '<add key="ClearTextPassword" value="%s" />' % MARKER),
     ("<flyToken>%s</flyToken>" % S, "<flyToken>%s</flyToken>" % MARKER),
     ("<secret>%s</secret>" % S, "<secret>%s</secret>" % MARKER),
     ("kind: Secret\ndata:\n  tls.key: %s\n  user: YWRtaW4=\n" % S,
@@ -122,6 +125,8 @@ KEPT = [
     "https://x.test/items?code=SKU12345678", "https://x.test/search?key=created_at",
     "kind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n", "<secretName>db-creds</secretName>",
     "machine h.test login bob", '<add key="Timeout" value="30"/>', "sshpass -e ssh host",
+    '<param name="tokenValidity" value="3600"/>', '<property name="passwordEncoder" value="bcrypt"/>',
+    '<add key="Password" value="Password"/>', '<add key="Password" value="%PASSWORD%"/>',
     "headers = { Authorization: `Bearer ${apiKey}` };", "redis-cli -a $REDIS_PASSWORD ping",
     '{"token_type": "bearer", "password_policy": "strict"}', "password password password x",
     "the default password is long", 'fields = ("api_key", "created_at_2024")',
