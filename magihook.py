@@ -4366,7 +4366,7 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 # fails after them (`$API_KEY" x`) is not tried again without them.
 _NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-])"""
 _WHOLE = "+" if sys.version_info >= (3, 11) else ""
-_NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t])"""
+_NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!|]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t])"""
                    r"""|\r?\n[ \t]{0,16}%s(?:value:|=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=))""") % ((_WHOLE,) * 6)
 
 
@@ -4426,7 +4426,8 @@ def _value_pattern() -> str:
     # What follows a name: the closing quote and separator, atomic (no value
     # starts with a space, so giving spaces back never helps), then the value,
     # a lookahead (a rejected match does not hide a name in its value).
-    # Separators: = : => := and make's ?= ::= :::=, PHP's .=, a type between
+    # Separators: = : => := and make's ?= ::= :::=, PHP's .=, a fallback literal (`KEY || "x"`,
+    # `?? "x"`, on the line or the next; held to a secret's shape as a compared literal), a type between
     # name and "=" (Go `var token string = "x"`, TS `token: string = "x"`), a
     # quoted value after a spaced "=" on the next, indented line (a formatter's
     # `const apiKey =` + `  "x";`, Java's `KEY` + `    = "x";`), and
@@ -4458,6 +4459,7 @@ def _value_pattern() -> str:
                   (?P<sep>[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|(?P<colon>:)(?![ \t]{0,4}%(typed)s))(?![=:])
                           (?:(?<=[ \t]=)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
                          |[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
+                         |[ \t]{0,4}(?P<fallback>\|\||\?\?)(?:\r?\n|)[ \t]{0,16}(?=["'`])
                          |[ \t]{1,4}(?P<statement>)(?=["'][^"'\s]{1,256}["'][ \t]{0,4};)
                          |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})%(typed)s[ \t]{0,4}
                          |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4}|)
@@ -4841,8 +4843,9 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         return None
     if m.group("close") and value[:1] == "/" and text[_name_start(text, stem) - 1:stem][:1] == "$":
         return None                   # -v "$PWD":/tmp: a variable in a string, then a path
-    if (m.start("compare") >= 0 or m.start("statement") >= 0) and not _literal_secret(value):
-        return None                   # token === "string", password "x";: a literal like a secret
+    if (m.start("compare") >= 0 or m.start("statement") >= 0 or m.start("fallback") >= 0) \
+            and not _literal_secret(value):
+        return None                   # token === "string", password "x";, KEY || "x": a literal like a secret
     if is_aws_account_id(name, value) or _version_re().fullmatch(value):
         return None                   # "tough-cookie": "^4.1.4": a package's version range
     if group == "unquoted" and len(value) < 3:

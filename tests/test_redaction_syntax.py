@@ -79,6 +79,10 @@ REDACTED = [
     # An element's own name and value: a password may be a word (NuGet's ClearTextPassword).
     ('<add key="ClearTextPassword" value="TestSourcePassword" />',
      '<add key="ClearTextPassword" value="%s" />' % MARKER),
+    # A fallback literal after a credential's name (JS `||`, `??`), on its line or the next.
+    ('const key = process.env.ACCOUNT_KEY ||\n  "%s";' % S,
+     'const key = process.env.ACCOUNT_KEY ||\n  "%s";' % MARKER),
+    ("const t = process.env.API_TOKEN ?? '%s';" % S, "const t = process.env.API_TOKEN ?? '%s';" % MARKER),
     ("<flyToken>%s</flyToken>" % S, "<flyToken>%s</flyToken>" % MARKER),
     ("<secret>%s</secret>" % S, "<secret>%s</secret>" % MARKER),
     ("kind: Secret\ndata:\n  tls.key: %s\n  user: YWRtaW4=\n" % S,
@@ -127,6 +131,7 @@ KEPT = [
     "machine h.test login bob", '<add key="Timeout" value="30"/>', "sshpass -e ssh host",
     '<param name="tokenValidity" value="3600"/>', '<property name="passwordEncoder" value="bcrypt"/>',
     '<add key="Password" value="Password"/>', '<add key="Password" value="%PASSWORD%"/>',
+    'const t = process.env.API_TOKEN || "anonymous";', "const t = token || '';", 'if (password || "x") {}',
     "headers = { Authorization: `Bearer ${apiKey}` };", "redis-cli -a $REDIS_PASSWORD ping",
     '{"token_type": "bearer", "password_policy": "strict"}', "password password password x",
     "the default password is long", 'fields = ("api_key", "created_at_2024")',
