@@ -230,6 +230,8 @@ ADVERSARIAL = {
     "name_index": "token[12]" * (MIB // 9),
     "escaped_quotes": 'token\\\\\\"' * (MIB // 10),
     "nrma_suffix": "-NRMA" * (MIB // 5),
+    "getter": 'getToken() { return "' * (MIB // 21),
+    "fallback": 'API_KEY || "' * (MIB // 12),
     "secret_documents": "kind: Secret\n---\n" + "data:\n x\n" * (MIB // 9),
 }
 
