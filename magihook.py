@@ -4364,12 +4364,15 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 # plain run matches the same in a few more steps.  So are the closing backslashes, quote and
 # bracket of a quoted name: no separator starts with one of them, so a name whose separator
 # fails after them (`$API_KEY" x`) is not tried again without them.
-_NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-]|\((?:self|)\))"""
+_NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-]|\((?:self|)\)|\{)"""
 _WHOLE = "+" if sys.version_info >= (3, 11) else ""
 # A getter named for a credential that returns a literal: Go `func getToken() string { return "x" }`,
-# Java `String getApiKey() { return "x"; }`, Python `def api_key(self) -> str:` + `return "x"`.
+# Java `String getApiKey() { return "x"; }`, Python `def api_key(self) -> str:` + `return "x"`;
+# and C++'s brace initializer of one literal, `std::string AccountKey{"x"}` (no more: a Perl hash's
+# `$password{"user"}` and a Go map's `{"key": x}` are no values).
 _GETTER = (r"""\((?:self|)\)[ \t]{0,4}(?:->[ \t]{0,4}[a-z]{1,16}[ \t]{0,4}|[a-z*\[\]]{1,16}[ \t]{0,4}|)[{:]"""
-           r"""(?:[ \t]{0,4}|\r?\n[ \t]{0,16})return[ \t]{1,4}(?=["'`])""")
+           r"""(?:[ \t]{0,4}|\r?\n[ \t]{0,16})return[ \t]{1,4}(?=["'`])"""
+           r"""|\{(?:\r?\n[ \t]{0,16}|)(?="[^"\\\r\n]{8,4096}"\}|'[^'\r\n]{8,4096}'\})""")
 _NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!|]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t])"""
                    r"""|\r?\n[ \t]{0,16}%s(?:value:|=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=|%s))""") % (
                       (_WHOLE,) * 6 + (_GETTER,))

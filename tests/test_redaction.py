@@ -232,6 +232,7 @@ ADVERSARIAL = {
     "nrma_suffix": "-NRMA" * (MIB // 5),
     "getter": 'getToken() { return "' * (MIB // 21),
     "fallback": 'API_KEY || "' * (MIB // 12),
+    "brace": 'password{"' * (MIB // 10),
     "secret_documents": "kind: Secret\n---\n" + "data:\n x\n" * (MIB // 9),
 }
 

@@ -88,6 +88,9 @@ REDACTED = [
      'func getBetterStackToken() string{ return "%s" }' % MARKER),
     ('String getApiKey() {\n    return "%s";\n}' % S, 'String getApiKey() {\n    return "%s";\n}' % MARKER),
     ("def api_key(self) -> str:\n    return '%s'" % S, "def api_key(self) -> str:\n    return '%s'" % MARKER),
+    # C++'s brace initializer of one literal, on its line or the next.
+    ('static const std::string AccountKey{\n    "%s"};' % S,
+     'static const std::string AccountKey{\n    "%s"};' % MARKER),
     ("<flyToken>%s</flyToken>" % S, "<flyToken>%s</flyToken>" % MARKER),
     ("<secret>%s</secret>" % S, "<secret>%s</secret>" % MARKER),
     ("kind: Secret\ndata:\n  tls.key: %s\n  user: YWRtaW4=\n" % S,
@@ -139,6 +142,7 @@ KEPT = [
     'const t = process.env.API_TOKEN || "anonymous";', "const t = token || '';", 'if (password || "x") {}',
     'getToken() { return "bearer"; }', 'getTokenType() { return "%s"; }' % S, 'x = getToken(); y = "%s"' % S,
     'def password(self):\n    return "Enter password:"', "def token(self):\n    return self._token",
+    'print $password{"bob"};', 'std::string password{"Enter a password"};', 'creds{"user": "%s"}' % S,
     "headers = { Authorization: `Bearer ${apiKey}` };", "redis-cli -a $REDIS_PASSWORD ping",
     '{"token_type": "bearer", "password_policy": "strict"}', "password password password x",
     "the default password is long", 'fields = ("api_key", "created_at_2024")',
