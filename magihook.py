@@ -4418,15 +4418,28 @@ def _name_pattern(stems: Sequence[str], value: str = "") -> str:
     # matches as it would without it; inside a lookahead, so that a rejected value is not read
     # twice, with and without the group).  Not in a name-and-value pattern: there only a match
     # is asked, and _named_pass reads it after one (most names that reach it have no value, and
-    # would each pay the lookahead).  Group "prose": no name, but a prose form may follow,
-    # which starts with a space, a colon or the rest of a longer noun (one check, before the
-    # several that most stems in text, failed names, would otherwise take).  After the rest of
-    # the noun, the prose form's separator starts with spaces and then `:`, `for` or `is`: that
-    # is checked before the separator's branches are tried one by one (`password=`, `token =`).
-    rest = re.sub(r"\(\?P<\w+>", "(?:", _PROSE_REST)
+    # would each pay the lookahead).  Group "prose": no name, but a prose form may follow
+    # (_prose_ahead).
     colon = "" if value else r"(?=%s(?P<prose_colon>)|)" % _PROSE_COLON
-    return r"(?:%s)(?:%s%s%s|(?P<prose>)(?=[ \t:o_-])(?=(?:ord|[ _-]key|)(?=[ \t]*[:fi])%s))" % (
-        "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, rest)
+    return r"(?:%s)(?:%s%s%s|(?P<prose>)%s)" % (
+        "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, _prose_ahead())
+
+
+def _prose_ahead() -> str:
+    # A lookahead for what _PROSE_REST matches after a stem, or after the rest of a longer noun
+    # (`ord`, ` key`), written so that every branch starts with a literal or a character set:
+    # the engine skips a branch whose first character differs in one compare, where a branch
+    # that starts with an optional part or a run is entered, and most stems in text are failed
+    # names (`password)`, `token = x`).  After the spaces, the prose separator's `for`, `is` or
+    # `:` is one such branch each.  The runs are taken whole (3.11+; before, the same plain
+    # runs): what follows each never starts with what it holds.  The value's first 8
+    # characters are enough, as nothing follows it in the lookahead.
+    spaces, more = r"[ \t]*" + _WHOLE, r"[ \t]+" + _WHOLE
+    value = r"""[^\s"'`<>]{8}"""
+    is_ = r"is(?:%s:%s|%s)" % (spaces, more, more)
+    rest = r":%s%s|[ \t]%s(?:for%s[\w.@+-]{1,64}%s(?:%s%s|%s:%s)|%s|:%s)%s" % (
+        spaces, value, spaces, more, _WHOLE, more, is_, spaces, spaces, is_, spaces, value)
+    return r"(?=ord(?:%s)|[ _-]key(?:%s)|%s)" % (rest, rest, rest)
 
 
 @functools.lru_cache(maxsize=1)
