@@ -4471,9 +4471,11 @@ def _value_pattern() -> str:
     # same check, what the value's checks below reject after a plain "=" (the separator the
     # group "after_name" then reads, with "assign" set): a reference (`=${X}`, `="$X"`) and,
     # after a spaced "=", a call (`token = self.refresh(`) and code (`apiKey = process.env.X;`);
-    # and after a colon the empty default of a shell expansion (`${PASSWORD:-}`).
+    # and after a colon the empty default of a shell expansion (`${PASSWORD:-}`) or a type that
+    # ends there (`password: str)`, a parameter's annotation).
     return r"""
-        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\])|-\})|=[ \t]{0,4}["'`]?\$|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\]))
+        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\])|-\}|(?:%(types)s)["'`,;&|<>)\]}\\\r\n])
+          |=[ \t]{0,4}["'`]?\$|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\]))
           |[ \t]{1,4}=(?![=:>])[ \t]{0,4}(?![ \t])
            (?:\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(first_call_run)s[(\[]|%(code)s))
         (?=(?P<after_name>(?:(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])|)
