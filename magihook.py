@@ -5006,8 +5006,25 @@ def _flag_span(text: str, m: re.Match[str], key_name: bool) -> Optional[Tuple[in
             value = text[start:end]
             if value.startswith("-") or _is_placeholder(value) or key_name and not _looks_random_key(value):
                 return None
+            if group == "unquoted" and _is_prose_flag(m.group("flag"), value):
+                return None
             return (start, end)
     return None
+
+
+# Last words of a flag that set how a credential is handled, not give one (gpg's
+# --passphrase-repeat N, --check-sym-passphrase-pattern FILE): the names' own tails aside.
+_FLAG_TAILS = frozenset(("repeat", "pattern", "patterns", "regex", "regexp"))
+# A lower-case word that closes a sentence: prose about a flag (`--passphrase-repeat option.`).
+_sentence_word_re = _lazy_re(r"[a-z]{2,24}\.")
+
+
+def _is_prose_flag(flag: str, value: str) -> bool:
+    """FLAG is named in prose, not given: glued to a sentence's period (`--show-session-key.
+    Remove ...`), ending in a word that sets how a credential is handled, or followed by a
+    word that ends the sentence; a value has no sentence's period after it."""
+    return (flag.endswith(".") or _last_word(flag) in _FLAG_TAILS
+            or _sentence_word_re().fullmatch(value) is not None)
 
 
 def _is_glued_key_flag(flag: str) -> bool:

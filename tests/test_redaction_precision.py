@@ -104,6 +104,11 @@ KEPT = {
     "pagination and trace keys": '"nextKey": "a1B2c3D4e5F6g7H8i9J0", "traceKey": "1-5759e988-bd862e3fe1be46a9"',
     # A literal compared with a name that has no word (it raised IndexError, which failed the call).
     "a comparison with a nameless name": 'if "value1" == _: pass\nx = "abc" === $;\ntest "abcdefgh" == _1\n',
+    # Issue 23, a held-out sample (bench/README.md): Debian changelogs name flags in prose.
+    "a flag named in prose": ("\t--show-session-key.  Remove meanwhile superfluous NULL-ptr test.\n"
+                              "\tgpg: Fix regression for non-default --passphrase-repeat option.\n"
+                              "\tAlso handle --check-sym-passphrase-pattern here.\n"
+                              "\tgpg --passphrase-repeat 2\n"),
 
 }
 
@@ -188,6 +193,9 @@ REDACTED = {
                           'DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s\nDUO_AKEY=%s' % ((M,) * 4)),
     "a glued key's flag value is not looked for elsewhere": ("-storagekey %s\nechoed %s" % (SECRET, SECRET),
                                                             "-storagekey %s\nechoed %s" % (M, SECRET)),
+    "a flag's word, a flag's value before a sentence's period": (
+        "gpg --passphrase correcthorse --batch\nrun --session-key 9F8E7D6C5B4A3928.\n",
+        "gpg --passphrase %s --batch\nrun --session-key %s\n" % (M, M)),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
