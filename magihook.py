@@ -4601,14 +4601,21 @@ def _template_re() -> re.Pattern[str]:
 # A bare identifier or dotted path, possibly opening a call or an index.
 # A lowerCamelCase name of two words or more (and at most one digit after): code, as no
 # generated secret reads.
-_camel_code_re = _lazy_re(r"[a-z]{2,}(?:[A-Z][a-z]{1,}){1,6}[0-9]?")
+# A `k` and two capitalized words or more is the kConstant style (Node's kEnumerableProperty).
+_camel_code_re = _lazy_re(r"(?:[a-z]{2,}|k(?=[A-Z][a-z]+[A-Z]))(?:[A-Z][a-z]{1,}){1,6}[0-9]?")
 _type_name_re = _lazy_re(r"(?:[A-Z][a-z]{2,}){2,4}")
 # `credentials:A?y:void 0`: a minified ternary (identifiers of up to 4 letters), after a bare colon.
 _ternary_re = _lazy_re(r"[A-Za-z_$][A-Za-z_$]{0,3}\?[A-Za-z_$][A-Za-z_$]{0,3}:[A-Za-z_$][A-Za-z_$]{0,3}")
 # `passwd:dir`, `OAuth:gen-nonce`: a colon with no space and a lower-case word or slug after it is
 # a namespaced symbol (Scheme, vim, Clojure keywords), not `name: value`.
 _symbol_re = _lazy_re(r"[a-z]{1,12}(?:-[a-z]{1,12}){0,2}")
-_code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
+# (A member may be a JavaScript class's private field: this.#headersList.)
+_code_ref_re = _lazy_re(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.#?[A-Za-z_$][A-Za-z0-9_$]*)*(?:[(\[]|\Z)")
+# A JavaScript regular expression literal that closes on its line, with its flags, before the
+# end of an expression; its body holds a character no path has.
+_regex_literal_re = _lazy_re(r"/(?=[^/\r\n]{0,4096}?[\^$\[\]()\\*+?|{} ])(?![*/])"
+                             r"(?:\\.|\[(?:\\.|[^\]\\\r\n]){0,256}\]|[^/\\\[\r\n]){1,1024}/[dgimsuyv]{0,8}"
+                             r"(?=[ \t]*(?:[;,)\]}.]|//|\r?\n|\Z))")
 
 
 # A value made only of these is masked (***, xxxx, ••••).
@@ -4884,6 +4891,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         if m.start("scheme") < 0:
             if _is_code_reference(value, spaced_equals, ":" in sep):
                 return None
+            if value[:1] == "/" and _regex_literal_re().match(text, start):
+                return None                   # const UNEXPECTED_TOKEN = /^Unexpected token/i
             if sep == ":" and _is_symbol(text, name, stem, value):
                 return None                   # passwd:dir, OAuth:gen-nonce, credentials:A?y:void
             token = _scheme_token(text, value, end) if last == "authorization" else None

@@ -109,7 +109,13 @@ KEPT = {
                               "\tgpg: Fix regression for non-default --passphrase-repeat option.\n"
                               "\tAlso handle --check-sym-passphrase-pattern here.\n"
                               "\tgpg --passphrase-repeat 2\n"),
-
+    # npm's global packages (undici): regular expressions, private fields, kConstants.
+    "regular expression literals under credential names": (
+        "const invalidTokenRegex = /[^^_`a-zA-Z\\-0-9!#$%&'*+.|~]/\n"
+        "const UNEXPECTED_TOKEN = /^Unexpected token '?(.)'?(,)? /i\n"
+        "    msg.match(/^Unexpected end of JSON.*/i)\n"),
+    "a private field under a credential name": "    const cookies = this.#headersList.cookies\n",
+    "a kConstant under a credential name": "  getSetCookie: kEnumerableProperty,\n  append: kEnumerableProperty,\n",
 }
 
 
@@ -196,6 +202,9 @@ REDACTED = {
     "a flag's word, a flag's value before a sentence's period": (
         "gpg --passphrase correcthorse --batch\nrun --session-key 9F8E7D6C5B4A3928.\n",
         "gpg --passphrase %s --batch\nrun --session-key %s\n" % (M, M)),
+    "a random value after a JavaScript name, also from a slash": (
+        "  getSetCookie: kQ7vX2mP9rT4wZ1y,\nconst apiKey = /9aXq+2LmP4vR7tW1zY3b==;\n",
+        "  getSetCookie: %s\nconst apiKey = %s;\n" % (M, M)),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
