@@ -5407,7 +5407,7 @@ def _query_spans(text: str, low: str) -> List[Tuple[int, int]]:
         if kind != "s" and not _looks_secret(value):
             continue                          # key=created_at, code=200: no secret
         if kind == "k" and (_index_or_dotted_re().match(value) or _is_path(value)):
-            continue                          # key=u8array[i+2], sorted(x, key=Token.sortby), key=a/b
+            continue                          # key=u8array[i+2], key=cmp_to_key(f), key=Token.sortby, key=a/b
         spans.append((start, end))
     return spans
 
@@ -5634,7 +5634,10 @@ def _copyable(value: str) -> bool:
 
 
 _path_re = _lazy_re(r"[\w.-]*(?:/[\w.-]*)+")
-_index_or_dotted_re = _lazy_re(r"[A-Za-z_$][\w$]*(?:(?:\.[A-Za-z_$][\w$]*)*\[|(?:\.[A-Za-z_$][\w$]*)+\Z)")
+# An index, a dotted name or a call of a function named without digits (Python's
+# `key=cmp_to_key(f)`; a secret's letters and digits before a "(" are no function's name).
+_index_or_dotted_re = _lazy_re(r"[A-Za-z_$][\w$]*(?:(?:\.[A-Za-z_$][\w$]*)*\[|(?:\.[A-Za-z_$][\w$]*)+\Z)"
+                               r"|[A-Za-z_$]+(?:\.[A-Za-z_$]+)*\(")
 
 
 def _is_path(value: str) -> bool:

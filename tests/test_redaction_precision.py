@@ -116,6 +116,8 @@ KEPT = {
         "    msg.match(/^Unexpected end of JSON.*/i)\n"),
     "a private field under a credential name": "    const cookies = this.#headersList.cookies\n",
     "a kConstant under a credential name": "  getSetCookie: kEnumerableProperty,\n  append: kEnumerableProperty,\n",
+    # Python's standard library: a call after a bare key=.
+    "a call after a bare key=": "        stats_list.sort(key=cmp_to_key(TupleComp(sort_tuple)).compare))\n",
 }
 
 
@@ -205,6 +207,8 @@ REDACTED = {
     "a random value after a JavaScript name, also from a slash": (
         "  getSetCookie: kQ7vX2mP9rT4wZ1y,\nconst apiKey = /9aXq+2LmP4vR7tW1zY3b==;\n",
         "  getSetCookie: %s\nconst apiKey = %s;\n" % (M, M)),
+    "a secret with a parenthesis after a bare key=": ("https://x.test/v1?key=AIzaK9x2(Lm4vR7tW1zY3b\n",
+                                                       "https://x.test/v1?key=%s\n" % M),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
