@@ -4904,9 +4904,27 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
                 return None                   # `resolved secrets: scope-conflict`: a heading
         if last in ("cookie", "cookies"):
             end = _line_end(text, start)      # Cookie: a=1; b=2 -> whole line
-    if _is_placeholder(value) or _names_its_kind(name, value):
+    if _is_placeholder(value) or _names_its_kind(name, value) or _describes_or_locates(value):
         return None
     return (start, _run_end(text, end) if maxed else end)
+
+
+# A regular expression's group or inline flags: (?:, (?i), (?P<x>).
+_regex_group_re = _lazy_re(r"\(\?(?:[:=!]|<[=!A-Za-z]|P<|[aiLmsux]{1,6}[):])")
+# A quantified character class, in an expression anchored at both ends (^[a-z0-9]{8,}$).
+_quantified_class_re = _lazy_re(r"\](?:[*+?]|\{[0-9])")
+
+
+def _describes_or_locates(value: str) -> bool:
+    """VALUE is a regular expression (a scanner's rule: `generic-api-key: "(?i)(?:key|api|…"`)
+    or an absolute path (`GOOGLE_APPLICATION_CREDENTIALS=/tmp/keys/sa.json`): it says what a
+    credential looks like or where one is kept, and is none itself."""
+    if value[:1] == "/" and value.count("/") >= 2 and _is_path(value):
+        return True
+    if "(?" in value and _regex_group_re().search(value) is not None:
+        return True
+    return (value[:1] == "^" and value[-1:] == "$" and " " not in value
+            and _quantified_class_re().search(value) is not None)
 
 
 # The most characters each value group of _value_pattern reads, and where a longer value ends.

@@ -118,6 +118,14 @@ KEPT = {
     "a kConstant under a credential name": "  getSetCookie: kEnumerableProperty,\n  append: kEnumerableProperty,\n",
     # Python's standard library: a call after a bare key=.
     "a call after a bare key=": "        stats_list.sort(key=cmp_to_key(TupleComp(sort_tuple)).compare))\n",
+    # trufflehog's YAML: a scanner's rule under a credential name, a key file's path.
+    "a regular expression under a credential name": (
+        '    generic-api-key: "(?i)(?:key|api|token|secret)(?:[0-9a-z\\\\-_\\\\t .]{0,20})"\n'
+        'password_regex: "^[a-zA-Z0-9]{8,}$"\n'),
+    "a path under a credentials variable": (
+        "        -e GOOGLE_APPLICATION_CREDENTIALS=/tmp/keys/GCP_SA_TRUFFLE_RELEASE_BOT.json \\\n"
+        "        -v ${{ steps.auth.outputs.credentials_file_path }}:/tmp/keys/GCP_SA_TRUFFLE_RELEASE_BOT.json:ro \\\n"),
+
 }
 
 
@@ -209,6 +217,10 @@ REDACTED = {
         "  getSetCookie: %s\nconst apiKey = %s;\n" % (M, M)),
     "a secret with a parenthesis after a bare key=": ("https://x.test/v1?key=AIzaK9x2(Lm4vR7tW1zY3b\n",
                                                        "https://x.test/v1?key=%s\n" % M),
+    "base64 with slashes, a parenthesis in a password": (
+        'GOOGLE_APPLICATION_CREDENTIALS=/9aXq+2LmP4vR7tW1zY3b==\napi_key: "/Ab9xQ2mP/7vR4wZ1yK3b"\n'
+        'password: "(?Tr0ub4dor"\n',
+        'GOOGLE_APPLICATION_CREDENTIALS=%s\napi_key: "%s"\npassword: "%s"\n' % (M, M, M)),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
