@@ -4661,12 +4661,20 @@ def _is_symbol(text: str, name: str, stem: int, value: str) -> bool:
     return text.count(name + ":", max(0, stem - 2048), stem + 2048) >= 3
 
 
+# A slug of a few short lower-case words (auth-and-writes, auth-only).
+_word_slug_re = _lazy_re(r"[a-z]{2,12}(?:-[a-z]{2,12}){1,3}")
+
+
 def _names_its_kind(name: str, value: str) -> bool:
     """VALUE is a word of NAME, alone or after "my" (`password: password`, `TOKEN_FOO=my-token`):
-    a template's wording.  (`password=pass` is a weak password, not this.)"""
+    a template's wording; or a slug holding a word of NAME (npm's `two-factor auth:
+    auth-and-writes`): a setting's value.  (`password=pass` is a weak password, not this.)"""
     low = value.lower()
     if low[:2] == "my":
         low = low[2:].lstrip("-_")
+    if "-" in value and _word_slug_re().fullmatch(value):
+        words = _key_words(name)
+        return any(word in words for word in value.split("-"))
     return low in _KIND_WORDS and low.replace("-", "").replace("_", "") in _key_words(name)
 
 

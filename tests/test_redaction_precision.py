@@ -118,6 +118,8 @@ KEPT = {
     "a kConstant under a credential name": "  getSetCookie: kEnumerableProperty,\n  append: kEnumerableProperty,\n",
     # Python's standard library: a call after a bare key=.
     "a call after a bare key=": "        stats_list.sort(key=cmp_to_key(TupleComp(sort_tuple)).compare))\n",
+    # npm's CLI output: a setting named by a slug of the name's own word.
+    "a slug holding the name's word": "two-factor auth: auth-and-writes\n  auth: auth-only\n",
     # trufflehog's YAML: a scanner's rule under a credential name, a key file's path.
     "a regular expression under a credential name": (
         '    generic-api-key: "(?i)(?:key|api|token|secret)(?:[0-9a-z\\\\-_\\\\t .]{0,20})"\n'
@@ -221,6 +223,7 @@ REDACTED = {
         'GOOGLE_APPLICATION_CREDENTIALS=/9aXq+2LmP4vR7tW1zY3b==\napi_key: "/Ab9xQ2mP/7vR4wZ1yK3b"\n'
         'password: "(?Tr0ub4dor"\n',
         'GOOGLE_APPLICATION_CREDENTIALS=%s\napi_key: "%s"\npassword: "%s"\n' % (M, M, M)),
+    "a passphrase of words": ("password: correct-horse-battery-staple\n", "password: %s\n" % M),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
