@@ -4364,18 +4364,14 @@ _REGEX_TAILS = ("count", "max", "limit", "size", "length", "type", "name", "path
 # plain run matches the same in a few more steps.  So are the closing backslashes, quote and
 # bracket of a quoted name: no separator starts with one of them, so a name whose separator
 # fails after them (`$API_KEY" x`) is not tried again without them.
-_NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-]|\((?:self|)\)|\{)"""
+_NAME_NEXT = r"""(?=[a-z0-9_.\\"' \t=:?,!\r\n\[-]|\{)"""
 _WHOLE = "+" if sys.version_info >= (3, 11) else ""
-# A getter named for a credential that returns a literal: Go `func getToken() string { return "x" }`,
-# Java `String getApiKey() { return "x"; }`, Python `def api_key(self) -> str:` + `return "x"`;
-# and C++'s brace initializer of one literal, `std::string AccountKey{"x"}` (no more: a Perl hash's
+# C++'s brace initializer of one literal, `std::string AccountKey{"x"}` (no more: a Perl hash's
 # `$password{"user"}` and a Go map's `{"key": x}` are no values).
-_GETTER = (r"""\((?:self|)\)[ \t]{0,4}(?:->[ \t]{0,4}[a-z]{1,16}[ \t]{0,4}|[a-z*\[\]]{1,16}[ \t]{0,4}|)[{:]"""
-           r"""(?:[ \t]{0,4}|\r?\n[ \t]{0,16})return[ \t]{1,4}(?=["'`])"""
-           r"""|\{(?:\r?\n[ \t]{0,16}|)(?="[^"\\\r\n]{8,4096}"\}|'[^'\r\n]{8,4096}'\})""")
+_BRACE = r"""\{(?:\r?\n[ \t]{0,16}|)(?="[^"\\\r\n]{8,4096}"\}|'[^'\r\n]{8,4096}'\})"""
 _NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!|]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t])"""
                    r"""|\r?\n[ \t]{0,16}%s(?:value:|=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=|%s))""") % (
-                      (_WHOLE,) * 6 + (_GETTER,))
+                      (_WHOLE,) * 6 + (_BRACE,))
 
 
 def _tail_lookbehinds() -> str:
@@ -4483,7 +4479,7 @@ def _value_pattern() -> str:
                           (?:(?<=[ \t]=)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
                          |[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
                          |[ \t]{0,4}(?P<fallback>\|\||\?\?)(?:\r?\n|)[ \t]{0,16}(?=["'`])
-                         |(?P<getter>%(getter)s)
+                         |(?P<brace>%(brace)s)
                          |[ \t]{1,4}(?P<statement>)(?=["'][^"'\s]{1,256}["'][ \t]{0,4};)
                          |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})%(typed)s[ \t]{0,4}
                          |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4}|)
@@ -4504,7 +4500,7 @@ def _value_pattern() -> str:
           |["'](?P<open>[^\s"'\\]{1,4096}))
     """ % {"call_run": _possessive("[a-z0-9_$.]{0,64}", "call"),
            "first_call_run": _possessive("[a-z0-9_$.]{0,64}", "first_call"), "typed": _TYPED_ASSIGNMENT,
-           "code": _SPACED_CODE_VALUE, "getter": _GETTER, "types": "|".join(sorted(_TYPE_WORDS)),
+           "code": _SPACED_CODE_VALUE, "brace": _BRACE, "types": "|".join(sorted(_TYPE_WORDS)),
            "schemes": _SCHEME_WORDS,
            "unquoted": _UNQUOTED_VALUE}
 
@@ -4883,9 +4879,9 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         return None
     if m.group("close") and value[:1] == "/" and text[_name_start(text, stem) - 1:stem][:1] == "$":
         return None                   # -v "$PWD":/tmp: a variable in a string, then a path
-    # token === "x", password "x";, KEY || "x", getToken() { return "x": a literal like a secret.
+    # token === "x", password "x";, KEY || "x", AccountKey{"x"}: a literal like a secret.
     if (m.start("compare") >= 0 or m.start("statement") >= 0 or m.start("fallback") >= 0
-            or m.start("getter") >= 0) and not _literal_secret(value):
+            or m.start("brace") >= 0) and not _literal_secret(value):
         return None
     if is_aws_account_id(name, value) or _version_re().fullmatch(value):
         return None                   # "tough-cookie": "^4.1.4": a package's version range

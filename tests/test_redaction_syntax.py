@@ -83,11 +83,6 @@ REDACTED = [
     ('const key = process.env.ACCOUNT_KEY ||\n  "%s";' % S,
      'const key = process.env.ACCOUNT_KEY ||\n  "%s";' % MARKER),
     ("const t = process.env.API_TOKEN ?? '%s';" % S, "const t = process.env.API_TOKEN ?? '%s';" % MARKER),
-    # A getter named for a credential that returns a literal.
-    ('func getBetterStackToken() string{ return "%s" }' % S,
-     'func getBetterStackToken() string{ return "%s" }' % MARKER),
-    ('String getApiKey() {\n    return "%s";\n}' % S, 'String getApiKey() {\n    return "%s";\n}' % MARKER),
-    ("def api_key(self) -> str:\n    return '%s'" % S, "def api_key(self) -> str:\n    return '%s'" % MARKER),
     # C++'s brace initializer of one literal, on its line or the next.
     ('static const std::string AccountKey{\n    "%s"};' % S,
      'static const std::string AccountKey{\n    "%s"};' % MARKER),
