@@ -3296,6 +3296,9 @@ _TOKEN_QUALIFIERS = frozenset((
     "access", "refresh", "auth", "oauth", "id", "session", "api", "bearer", "bot", "app",
     "user", "service", "csrf", "xsrf", "security", "github", "slack", "personal",
 ))
+# "pat" is a personal access token's short name after the service that issued it (GH_PAT,
+# GITHUB_PAT, CR_PAT, AZURE_DEVOPS_EXT_PAT); alone or after another word it is a pattern (URL_PAT).
+_PAT_ISSUERS = frozenset(("gh", "cr", "ado", "devops", "gitea", "forgejo"))
 _GLUED_SUFFIXES = ("password", "passwd", "passphrase", "secret", "token",
                    "apikey", "accesskey", "secretkey", "privatekey")
 _SECRET_LAST_WORDS = frozenset(("auth",))
@@ -3467,6 +3470,8 @@ def is_credential_key(key: object) -> bool:
         return True
     if last == "pw" and key[-3:-2] in "_-." and len(words) > 1:
         return True                   # db_pw, cloudant_pw (not the "Pw" that ends a random string)
+    if last == "pat" and any(w in _PAT_ISSUERS or w in _VENDOR_WORDS for w in words[:-1]):
+        return True
     return _has_secret_pair(words)
 
 

@@ -106,6 +106,8 @@ CREDENTIAL_KEYS = [
     "privateKey", "session_token", "bearer", "oauth_token", "token", "GITHUB_TOKEN", "credentials",
     "api_secret", "signing_key", "encryption_key", "connection_string", "dsn", "PGPASSWORD",
     "DB_PASS", "aws_access_key_id", "APIKey", "x-auth-token", "REDISCLI_AUTH", "_authToken",
+    # a personal access token after the service that issued it
+    "GH_PAT", "GITHUB_PAT", "CR_PAT", "AZURE_DEVOPS_EXT_PAT", "ADO_PAT", "gitlabPat",
 ]
 NON_CREDENTIAL_KEYS = [
     "max_tokens", "token_count", "tokenizer", "tokens_used", "author", "authority", "keyboard",
@@ -113,6 +115,8 @@ NON_CREDENTIAL_KEYS = [
     "sort_key", "primary_key", "id", "name", "command", "content", "cwd", "description", "key",
     "public_key", "token_type", "password_file", "secret_name", "secretKeyRef", "input_tokens",
     "auth_method", "client_id", "", "pass",
+    # "pat" alone or after another word is a pattern
+    "pat", "URL_PAT", "FILE_EXT_PAT", "glob_pat",
 ]
 
 
