@@ -8889,6 +8889,8 @@ def agent_answer(agent: str, result: Mapping[str, Any],
     answer = _verdict_answer(spoken, result, event_name)
     warnings = list(result["warnings"])
     redacted = redact_tool_result(response) if response is not None else None
+    if result["verdict"] == "fail" and spoken.fail_replaces_output:
+        redacted = None  # the stop sentence stands in for the whole output: none of it is read
     if redacted is not None and redacted != response:
         replacing = spoken.redacted_output_answer(event_name, redacted)
         if replacing is None:
@@ -9368,6 +9370,9 @@ class Agent:
     permission_decision: Optional[bool] = None
     deny_needs_reason: Optional[bool] = None
     after_tool_deny_hides_result: Optional[bool] = None
+    # A `fail` answer after a tool puts its stop sentence where the output was, and the model
+    # reads it instead (Codex, Copilot, Qwen): no redacted copy of the output may take its place.
+    fail_replaces_output: Optional[bool] = None
     imports_settings: Optional[bool] = None  # `magihook import NAME` reads its settings file
     # What `import` needs of an agent that imports_settings (AGENT_IMPORT_FACTS): its settings
     # file has Claude Code's shape (events, matcher groups, command handlers).
@@ -9483,7 +9488,8 @@ AGENT_OWN_TABLES = ("name", "title", "tool_events", "message_events", "failed_to
                     "millisecond_fields", "context_fields", "project_dir_variables")
 AGENT_BEHAVIOURS = (
     "session_id_variable", "message_field", "user_message_field", "permission_decision",
-    "deny_needs_reason", "after_tool_deny_hides_result", "imports_settings", "deny_answer",
+    "deny_needs_reason", "after_tool_deny_hides_result", "fail_replaces_output", "imports_settings",
+    "deny_answer",
     "stop_answer", "fail_answer", "context_answer", "allow_answer", "settings_snippet", "result",
     "edit_request", "edit_call", "tool_response", "dialect_fields", "redacted_output_answer",
 )
@@ -9570,6 +9576,7 @@ class ClaudeCode(Agent):
     message_field = "last_assistant_message"
     user_message_field = "systemMessage"
     permission_decision, deny_needs_reason, after_tool_deny_hides_result = True, False, False
+    fail_replaces_output = False  # continue:false ends the turn; the output stays, redacted
     imports_settings = True
     unwrapped_tools: Tuple[str, ...] = (
         "WebFetch", "NotebookEdit", "NotebookRead", "TodoWrite", "LS", "BashOutput", "KillShell",
@@ -9661,6 +9668,9 @@ class Codex(ClaudeCode):
                                        "permission_mode": "permission_mode"})
     project_dir_variables = ()
     deny_needs_reason = True  # exit 2 needs a reason on stderr, a deny its reason
+    # continue:false's stopReason is what the model reads for the output, unless the answer
+    # also has a block's reason, which Codex reads first (events/post_tool_use.rs).
+    fail_replaces_output = True
     imports_settings = False
 
     def fail_answer(self, event_name: str, phase: str, reason: str) -> Dict[str, Any]:
@@ -9736,6 +9746,7 @@ class GeminiCli(Agent):
     message_field = "prompt_response"
     user_message_field = "systemMessage"
     permission_decision, deny_needs_reason, after_tool_deny_hides_result = False, False, True
+    fail_replaces_output = False  # continue:false ends the turn; the output stays, redacted
     imports_settings = False
     def stop_answer(self, reason: str) -> Dict[str, Any]:
         return _stop_answer(reason)
@@ -9841,6 +9852,7 @@ class CopilotCli(ClaudeCode):
     context_fields = MappingProxyType({})
     project_dir_variables = ()
     after_tool_deny_hides_result = True  # decision block after a tool replaces its result
+    fail_replaces_output = True  # its fail after a tool is a modifiedResult of the stop sentence
     imports_settings = False
     tool_response_field, top_level_output = "tool_result", True
 
@@ -9939,6 +9951,7 @@ class QwenCode(ClaudeCode):
     context_fields = MappingProxyType({"permission_mode": "permission_mode"})
     project_dir_variables = ("QWEN_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
     imports_settings = True
+    fail_replaces_output = True  # continue:false's stopReason becomes the tool's result
     # Tool ids of 0.24 (and 0.15's read_many_files) that no row wraps.
     unwrapped_tools = (
         "exec", "list_directory", "read_many_files", "web_fetch", "web_search", "notebook_edit",

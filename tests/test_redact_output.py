@@ -239,3 +239,40 @@ def test_a_failed_tool_s_output_is_not_claimed_replaced_and_the_user_is_told(pro
                                                  error="Exit code 1\n" + CONTENT))
     assert got == {"systemMessage": "magihook: redact_tool_output: %s cannot replace this tool's "
                                     "output, so the credentials in it were not redacted" % title}
+
+
+# A `fail` after a tool withholds the whole output where the agent puts the stop sentence in its
+# place (Codex reads a block's reason before stopReason; Copilot's modifiedResult; Qwen's
+# stopReason): a redacted copy of the output must not take the sentence's place there.
+@pytest.mark.parametrize("agent, event, tool, fields, expected", [
+    ("codex", "PostToolUse", "Bash", {"tool_response": CONTENT},
+     {"continue": False, "stopReason": "This turn was stopped by local hook policy."}),
+    ("copilot", "PostToolUse", "Bash",
+     {"tool_result": {"result_type": "success", "text_result_for_llm": CONTENT}},
+     {"modifiedResult": {"resultType": "failure",
+                         "textResultForLlm": "This turn was stopped by local hook policy."}}),
+    ("qwen", "PostToolUse", "run_shell_command",
+     {"tool_response": {"llmContent": CONTENT, "returnDisplay": CONTENT}},
+     {"continue": False, "stopReason": "This turn was stopped by local hook policy."}),
+])
+def test_a_fail_after_a_tool_still_withholds_the_output_when_it_holds_a_credential(
+        project, agent, event, tool, fields, expected):
+    hooks = {"enabled": True, "after_tool": [{"command": "/bin/false", "failure_policy": "fail"}]}
+    got = adapt_answer(project, agent, agent_stdin(project, event, tool, {"command": "cat app.env"},
+                                                   **fields), hooks=hooks)
+    got.pop("systemMessage", None)
+    assert got == expected
+
+
+@pytest.mark.parametrize("agent, event, tool, fields, replaced", [
+    ("claude-code", "PostToolUse", "Bash", {"tool_response": CLAUDE_BASH}, "hookSpecificOutput"),
+    ("gemini", "AfterTool", "run_shell_command", {"tool_response": {"llmContent": CONTENT}}, "reason"),
+])
+def test_a_fail_that_ends_the_turn_still_leaves_the_redacted_copy_behind(
+        project, agent, event, tool, fields, replaced):
+    # Claude Code and Gemini CLI end the turn: the output stays in the session, redacted.
+    hooks = {"enabled": True, "after_tool": [{"command": "/bin/false", "failure_policy": "fail"}]}
+    got = adapt_answer(project, agent, agent_stdin(project, event, tool, {"command": "cat app.env"},
+                                                   **fields), hooks=hooks)
+    assert got["continue"] is False and replaced in got
+    assert GITHUB not in json.dumps(got) and MARKER in json.dumps(got)
