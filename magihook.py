@@ -11561,14 +11561,36 @@ def cli_adapt(options: Mapping[str, Any], out: Output) -> int:
 
 
 def _named_event(raw: bytes) -> Optional[str]:
-    """The hook_event_name of stdin magihook rejects (invalid UTF-8, NaN, too deep), read
-    leniently only to choose which fail-closed answer to give; None if none is readable."""
+    """The hook_event_name of stdin magihook rejects (invalid UTF-8, NaN, too deep, cut at the
+    size cap), read leniently only to choose which fail-closed answer to give; None if none is
+    readable."""
     try:
         document = json.loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
-        return None
+        return _cut_event_name(raw)
     name = document.get("hook_event_name") if isinstance(document, dict) else None
     return name if isinstance(name, str) else None
+
+
+# A JSON string (its escapes whole) or a bracket: what _cut_event_name steps over.
+_JSON_STRING_OR_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}]', re.DOTALL)
+_EVENT_NAME_VALUE = re.compile(rb'\s*:\s*"([A-Za-z]{1,64})"')
+
+
+def _cut_event_name(raw: bytes) -> Optional[str]:
+    """The top-level `"hook_event_name": "NAME"` of JSON that does not parse (an event cut at
+    EVENT_MAX_BYTES: the agents write the name before the tool's input and output).  Strings
+    are stepped over whole, so a name quoted inside one (escaped) is never taken."""
+    depth = 0
+    for token in _JSON_STRING_OR_BRACKET.finditer(raw):
+        text = token.group()
+        if text[:1] != b'"':
+            depth += 1 if text in (b"{", b"[") else -1
+        elif depth == 1 and text == b'"hook_event_name"':
+            value = _EVENT_NAME_VALUE.match(raw, token.end())
+            if value is not None:
+                return value.group(1).decode("ascii")
+    return None
 
 
 def _adapt_answer(agent: str, document: Mapping[str, Any],

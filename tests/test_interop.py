@@ -1627,6 +1627,32 @@ def test_a_timeout_no_float_holds_is_carried_in_whole_seconds_both_ways(project)
     assert captured(project)[0]["stdin"]["tool_input"]["timeout"] == int(1e306) * 1000
 
 
+@pytest.mark.parametrize("agent, event, expected", [
+    ("claude-code", "PostToolUse", {"continue": False, "stopReason": STOPPED}),
+    ("claude-code", "PreToolUse", CLAUDE_DENIED),
+    ("gemini", "AfterTool", {"continue": False, "stopReason": STOPPED}),
+])
+def test_adapt_an_event_past_the_size_cap_gets_the_fail_closed_answer(project, agent, event, expected):
+    # Cut at the cap, the JSON does not parse, but it names its event: exit 2 (what it once
+    # was) is no answer after a tool, where Claude Code sends the output on to the model as it is
+    # (redact_tool_output's redaction and every after_tool guard skipped).
+    settings = capture_settings(project)
+    stdin = crafted(agent, event, '{"command": "%s"}' % ("x" * magihook.EVENT_MAX_BYTES))
+    result = run_cli("adapt", agent, "--config", settings, stdin=stdin, cwd=project)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json == dict(expected, systemMessage="magihook: input event is larger than %d bytes"
+                               % magihook.EVENT_MAX_BYTES)
+
+
+def test_a_cut_event_s_name_is_the_top_level_one():
+    assert magihook._named_event(b'{"hook_event_name": "PostToolUse", "tool_input": {"c": "\\"}, "x') \
+        == "PostToolUse"
+    # A name inside a string (escaped quotes) is not the event's.
+    assert magihook._named_event(b'{"content": "\\\"hook_event_name\\\": \\\"Stop\\\"", "x": "') is None
+    assert magihook._named_event(b'{"tool_input": {"hook_event_name": "Stop"}, "x": "') is None
+    assert magihook._named_event(b'{"tool_input": {"x": "y"') is None
+
+
 def test_adapt_crafted_events_magihook_wraps_nothing_for_pass_through(project):
     settings = capture_settings(project)
     for stdin in (b'{"hook_event_name": "Notification", "x": NaN}',
