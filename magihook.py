@@ -8984,8 +8984,10 @@ def _hooks_snippet(agent: Agent, handler: Mapping[str, Any]) -> Dict[str, Any]:
     """A Claude-style `hooks` block: `handler` for each tool event, matching every tool in the
     agent's table, and for each message event (which has no tool to match)."""
     matcher = "|".join(dict.fromkeys(row[0] for row in agent.tools))
-    hooks: Dict[str, Any] = {event: [{"matcher": matcher, "hooks": [dict(handler)]}]
-                             for event in agent.tool_events}
+    after = "|".join(dict.fromkeys([row[0] for row in agent.tools] + list(agent.output_tools)))
+    hooks: Dict[str, Any] = {event: [{"matcher": after if phase == "after_tool" else matcher,
+                                      "hooks": [dict(handler)]}]
+                             for event, phase in agent.tool_events.items()}
     hooks.update((event, [{"hooks": [dict(handler)]}]) for event in agent.message_events)
     return {"hooks": hooks}
 
@@ -9377,6 +9379,10 @@ class Agent:
     # What `import` needs of an agent that imports_settings (AGENT_IMPORT_FACTS): its settings
     # file has Claude Code's shape (events, matcher groups, command handlers).
     unwrapped_tools: Tuple[str, ...] = ()  # its tool ids no row wraps (named when a matcher reaches one)
+    # Tools no row wraps that show the model an output (Gemini CLI's read_background_output):
+    # no hook runs for them, but hooks.redact_tool_output holds, so their after-tool event is
+    # wired too.
+    output_tools: Tuple[str, ...] = ()
     matcher_searches: Optional[bool] = None  # a matcher regex matches anywhere in a tool id, not the whole
     # A handler timeout at least this is in milliseconds, a smaller one in seconds (None: seconds).
     hook_timeout_ms_from: Optional[float] = None
@@ -9774,6 +9780,10 @@ class GeminiCli(Agent):
         handler = {"name": "magihook", "type": "command", "command": command,
                    "timeout": _AGENT_HOOK_TIMEOUT_SECONDS * 1000}
         return dict(_hooks_snippet(self, handler), hooksConfig={"enabled": True})
+
+    # A background command's output (run_shell_command with is_background), read back by the
+    # model (measured, 0.61.0).
+    output_tools = ("read_background_output",)
 
     def edit_request(self, agent_tool: str, raw: Mapping[str, Any], path: Any,
                      cwd: str) -> Dict[str, Any]:
@@ -11598,7 +11608,7 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
     """The agent's answer to one hook call; None when magihook wraps nothing (or continues)."""
     mapped = adapt_event(agent, document)
     if mapped is None:
-        return None
+        return _unwrapped_output_answer(agent, document, options)
     event_name = document["hook_event_name"]
     try:
         settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
@@ -11615,6 +11625,31 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
                              else spoken.tool_response_field)
                 if settings.redact_tool_output and mapped[0] == "after_tool" else None)
     return agent_answer(agent, result, event_name, replaced)
+
+
+def _unwrapped_output_answer(agent: str, document: Mapping[str, Any],
+                             options: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """After a tool magihook does not wrap (no hook runs for it): the answer that has the model
+    read its output redacted when hooks.redact_tool_output is on, as after a wrapped one (Gemini
+    CLI's read_background_output, GitHub Copilot CLI's read_bash: the output of a command run in
+    the background).  None otherwise, and when the settings cannot be loaded (the tool is none
+    of the calls a broken file fails closed for)."""
+    spoken = agent_named(agent)
+    event_name = document["hook_event_name"]
+    if spoken.tool_events.get(event_name) != "after_tool":
+        return None
+    try:
+        settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
+    except SettingsError:
+        return None
+    if not settings.redact_tool_output:
+        return None
+    response = document.get("error" if event_name in spoken.failed_tool_events
+                            else spoken.tool_response_field)
+    if response is None:
+        return None
+    result = {"phase": "after_tool", "verdict": "continue", "context_items": [], "warnings": []}
+    return agent_answer(agent, result, event_name, response)
 
 
 def print_settings_config(config: Optional[str]) -> Optional[str]:

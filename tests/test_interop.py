@@ -401,7 +401,9 @@ def test_print_settings_for_each_agent(tmp_path):
                         "search_file_content|glob|google_web_search",
              "hooks": [{"name": "magihook", "type": "command",
                         "command": start + " adapt gemini" + config_arg, "timeout": 600000}]}
-    assert gemini == {"hooks": {"BeforeTool": [group], "AfterTool": [group],
+    # After a tool, also the tool that reads a background command's output back (redact_tool_output).
+    after = dict(group, matcher=group["matcher"] + "|read_background_output")
+    assert gemini == {"hooks": {"BeforeTool": [group], "AfterTool": [after],
                                 "AfterAgent": [{"hooks": group["hooks"]}]},
                       "hooksConfig": {"enabled": True}}
 

@@ -276,3 +276,37 @@ def test_a_fail_that_ends_the_turn_still_leaves_the_redacted_copy_behind(
                                                    **fields), hooks=hooks)
     assert got["continue"] is False and replaced in got
     assert GITHUB not in json.dumps(got) and MARKER in json.dumps(got)
+
+
+# A tool magihook does not wrap may still show the model an output: the output of a command run in
+# the background, read back by Gemini CLI's read_background_output or Copilot's read_bash.  No
+# hook runs for it, but the setting holds (the whole file reached the model, measured with
+# Gemini CLI 0.61.0).
+def test_gemini_read_background_output_is_redacted_and_wired(project):
+    response = {"llmContent": "Full Log Output:\n" + CONTENT, "returnDisplay": "Full Log Output:\n" + CONTENT}
+    got = adapt_answer(project, "gemini", agent_stdin(project, "AfterTool", "read_background_output",
+                                                    {"pid": 4242}, tool_response=response))
+    assert got == {"decision": "deny", "reason": "Full Log Output:\n" + CONTENT.replace(
+        GITHUB, MARKER).replace(AWS_SECRET, MARKER)}
+    snippet = magihook.agent_settings_snippet("gemini", None, "mh")
+    assert "read_background_output" in snippet["hooks"]["AfterTool"][0]["matcher"].split("|")
+    assert "read_background_output" not in snippet["hooks"]["BeforeTool"][0]["matcher"].split("|")
+
+
+def test_copilot_an_unwrapped_tool_s_output_is_redacted(project):
+    response = {"result_type": "success", "text_result_for_llm": CONTENT}
+    got = adapt_answer(project, "copilot", agent_stdin(project, "PostToolUse", "read_bash", {"shellId": "1"},
+                                                     tool_result=response))
+    assert got == {"modifiedResult": {"resultType": "success", "textResultForLlm": CONTENT.replace(
+        GITHUB, MARKER).replace(AWS_SECRET, MARKER)}}
+
+
+def test_an_unwrapped_tool_gets_no_answer_without_the_setting_or_a_credential_or_before_it(project):
+    response = {"llmContent": CONTENT, "returnDisplay": ""}
+    event = agent_stdin(project, "AfterTool", "read_background_output", {"pid": 1}, tool_response=response)
+    assert adapt_answer(project, "gemini", event, redact=False) is None
+    assert adapt_answer(project, "gemini", dict(event, tool_response={"llmContent": "PORT=8080"})) is None
+    before = agent_stdin(project, "BeforeTool", "read_background_output", {"pid": 1})
+    assert adapt_answer(project, "gemini", before) is None
+    hooks = {"enabled": True, "after_tool": [{"command": "/bin/false", "failure_policy": "fail"}]}
+    assert adapt_answer(project, "gemini", dict(event, tool_response={"llmContent": "x"}), hooks=hooks) is None

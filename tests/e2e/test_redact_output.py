@@ -98,6 +98,36 @@ def test_gemini_shows_the_model_the_redacted_output(gemini, tool, args):
     assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown
 
 
+def test_gemini_a_background_command_s_output_read_back_is_redacted(gemini):
+    # run_shell_command with is_background, then read_background_output (a tool no row wraps) with
+    # the pid the first result names: the file's credential reached the model whole before.
+    import re
+
+    from gemini_mock import GeminiModel, _chunk, function_responses, send_sse
+
+    class ReadsBack(GeminiModel):
+        def respond(self, handler, request):
+            done = (function_responses(request) if request.method == "POST"
+                    and ":streamGenerateContent" in request.path else [])
+            if len(done) == 1:
+                pid = re.search(r"PID: ([0-9]+)", json.dumps(done[0]))
+                args = {"pid": int(pid.group(1)) if pid else 1, "delay_ms": 1500}
+                send_sse(handler, [_chunk([{"functionCall": {"name": "read_background_output", "args": args}}])])
+                return
+            GeminiModel.respond(self, handler, request)
+
+    model = ReadsBack("run_shell_command", {"command": "sleep 1; cat app.env; sleep 5", "is_background": True,
+                                            "description": "e2e"})
+    with model:
+        outcome = gemini.run(model)
+    assert outcome.returncode == 0, outcome
+    assert not any(SECRET in request.raw.decode("utf-8", "replace") for request in model.requests)
+    (read_back,) = [each for request in model.turn_requests() for each in function_responses(request)
+                    if each["name"] == "read_background_output"][-1:]
+    shown = json.dumps(read_back["response"])
+    assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown
+
+
 # --- Codex (pinned): the PostToolUse block's reason is the output the model gets -----------------------
 
 def test_codex_shows_the_model_the_redacted_shell_output(agent_cli, tmp_path):
