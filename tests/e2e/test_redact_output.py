@@ -199,3 +199,21 @@ def test_qwen_shows_the_model_the_redacted_output_and_the_turn_goes_on(agent_cli
     assert_redacted_and_the_rest_shown(model, shown)
     # The turn went on: both calls were answered and the model's final text ended it.
     assert (done.final()["result"], len(model.conversation())) == (FINAL_TEXT, 3)
+
+
+def test_copilot_a_background_command_s_output_read_back_is_redacted(agent_cli, tmp_path):
+    # bash in async mode, then read_bash (a tool no row wraps): the credential reached the model
+    # before magihook redacted the output of unwrapped tools (Copilot runs adapt for every tool).
+    from copilot_mock import run_copilot
+    from wiring import print_settings as wiring
+
+    folder, config = redacting_project(tmp_path, ".github/hooks")
+    (folder / ".github" / "hooks" / "magihook.json").write_text(json.dumps(wiring("copilot", config)))
+    (tmp_path / "copilot-home").mkdir()
+    with ClaudeModel([("bash", {"command": "sleep 3; cat app.env; sleep 1", "description": "scripted",
+                                "mode": "async", "shellId": "s1", "initial_wait": 1}),
+                      ("read_bash", {"shellId": "s1", "delay": 5})]) as model:
+        done = run_copilot(agent_cli("copilot"), folder, tmp_path / "copilot-home", model)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = [result_text(block) for block in tool_results(model.conversation()[-1].body)]
+    assert_redacted_and_the_rest_shown(model, shown[-1:])
