@@ -158,6 +158,22 @@ def test_block_denies_and_the_model_sees_the_sanitized_deny(claude, scratch):
     assert "blocked dangerous command pattern" not in request_text(run.model.conversation()[-1].body)
 
 
+def test_a_command_run_through_monitor_meets_the_bash_guard(claude, scratch, agent_release):
+    # 2.1.332's Monitor runs a shell command (and streams its stdout lines to the model as
+    # notifications): Claude Code hands its hook events over as Bash's, so a bash guard holds.
+    if agent_release("claude-code") < (2, 1, 332):
+        pytest.skip("no Monitor tool before 2.1.332")
+    (scratch / "sentinel").write_text("keep")
+    wire(scratch, {"before_tool": [{"label": "gate", "command": script(scratch, "block-dangerous-bash.sh"),
+                                    "payload": "full", "failure_policy": "block",
+                                    "include_tools": ["bash"]}]})
+    run = go(claude, scratch, [("Monitor", {"command": "rm -rf sentinel", "description": "scripted"})])
+    assert (scratch / "sentinel").exists()
+    results, _ = seen(run)
+    assert len(results) == 1
+    assert_denied_with(results[0], BLOCKED)
+
+
 def test_allow_the_real_output_reaches_the_model(claude, scratch):
     wire(scratch, {"before_tool": [{"label": "gate", "command": script(scratch, "block-dangerous-bash.sh"),
                                     "payload": "full", "failure_policy": "block",
