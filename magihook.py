@@ -5525,7 +5525,7 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
 # and reads the rest only where it is; the words before the noun are read afterwards, since a
 # bare `token: X` is the name rules' to judge.  It starts with a space, a tab or a colon:
 # _name_pattern checks that first.
-_PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})|)(?P<sep>[ \t]+is[ \t]*:?[ \t]+|[ \t]*:[ \t]*)"
+_PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})|)(?P<sep>[ \t]+is(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*)"
                r"(?P<v>[^\s\"'`<>]{8,256})")
 # A name's prose form: a colon, and a prose value (`token: X`), right after the name.
 _PROSE_COLON = r"[ \t]*:[ \t]*[^\s\"'`<>]{8}"

@@ -238,6 +238,11 @@ ADVERSARIAL = {
     "fallback": 'API_KEY || "' * (MIB // 12),
     "brace": 'password{"' * (MIB // 10),
     "secret_documents": "kind: Secret\n---\n" + "data:\n x\n" * (MIB // 9),
+    # `is`, spaces and an optional colon before the value were two runs of spaces that shared out
+    # a long run every way: quadratic (16,000 spaces took 5 s, a hook's timeout let the output
+    # through unredacted).
+    "prose_is_spaces": "the password is" + " " * MIB + "x",
+    "prose_is_runs": ("the password is" + " " * 4096 + "x\n") * (MIB // 4112),
 }
 
 
