@@ -3422,6 +3422,8 @@ def _has_secret_pair(words: Sequence[str]) -> bool:
             return True
         if (first, second) in _SECRET_PAIRS:
             return True
+        if first == "pass" and first + second in _SECRET_WORDS:
+            return True                       # passWord, PassPhrase: one word written in two
     return False
 
 

@@ -108,6 +108,8 @@ CREDENTIAL_KEYS = [
     "DB_PASS", "aws_access_key_id", "APIKey", "x-auth-token", "REDISCLI_AUTH", "_authToken",
     # a personal access token after the service that issued it
     "GH_PAT", "GITHUB_PAT", "CR_PAT", "AZURE_DEVOPS_EXT_PAT", "ADO_PAT", "gitlabPat",
+    # one word written in two
+    "passWord", "PassWord", "userPassWord", "PassPhrase",
 ]
 NON_CREDENTIAL_KEYS = [
     "max_tokens", "token_count", "tokenizer", "tokens_used", "author", "authority", "keyboard",
@@ -117,6 +119,7 @@ NON_CREDENTIAL_KEYS = [
     "auth_method", "client_id", "", "pass",
     # "pat" alone or after another word is a pattern
     "pat", "URL_PAT", "FILE_EXT_PAT", "glob_pat",
+    "passThrough", "bypassWord", "passWordHint", "sessionId",
 ]
 
 

@@ -65,6 +65,7 @@ def test_corpus_key_names():
 REDACTED = [
     ('var token string = "%s"' % S, 'var token string = "%s"' % MARKER),
     ("token := `%s`" % S, "token := `%s`" % MARKER),
+    ('String passWord = "%s";' % S, 'String passWord = "%s";' % MARKER),
     ("API_TOKEN ?= %s" % S, "API_TOKEN ?= %s" % MARKER),
     ("API_TOKEN ::= %s" % S, "API_TOKEN ::= %s" % MARKER),
     ("API_TOKEN :::= %s" % S, "API_TOKEN :::= %s" % MARKER),
