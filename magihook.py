@@ -4847,6 +4847,12 @@ def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False
         for part in parts)
 
 
+def _random_under_key_name(name: str, value: str) -> bool:
+    """VALUE is random as a key name's value must be to be a secret (an id's name takes a UUID, a
+    vendor's access id 12 characters: _looks_random_key)."""
+    return _looks_random_key(value, _last_word(name) == "id", _is_vendor_access_id(_key_words(name)))
+
+
 def _in_arn_name(text: str, stem: int) -> bool:
     """The name around the stem at STEM follows a colon inside an Amazon Resource Name
     (`arn:PARTITION:SERVICE:...`), whose parts are names of resources, never their secrets."""
@@ -4869,8 +4875,7 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
             break
     end = m.end(group)
     value = text[start:end]
-    if not _is_credential_name(name) and not _looks_random_key(value, _last_word(name) == "id",
-                                                               _is_vendor_access_id(_key_words(name))):
+    if not _is_credential_name(name) and not _random_under_key_name(name, value):
         return None                   # a key name (_is_key_name): only a random value is a secret
     if group == "open" and len(value) < 3:
         return None                   # self.secret("Password:"): a prompt's closing quote
@@ -6637,13 +6642,16 @@ def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Opt
 
 @functools.lru_cache(maxsize=1024)
 def _is_credential_variable(name: str, value: str) -> bool:
-    """A credential-shaped name (the redactor's key rule: ANTHROPIC_API_KEY, GITHUB_TOKEN...), or a
+    """A credential-shaped name (the redactor's key rule: ANTHROPIC_API_KEY, GITHUB_TOKEN...), a
+    random value under another name ending in key (the text scan's rule for key names), or a
     value holding a URL's password (DATABASE_URL, REDIS_URL, HTTP_PROXY: what a variable of a
     plain name most often carries), by the redactor's own URL rule.  Not the redactor's every
     rule: its token patterns compiled for the environment's text would cost each call more than
     the rest of magihook's own work on it."""
     if name == _WORKING_FOLDER_VARIABLE:
         return False
+    if _is_key_name(name) and _random_under_key_name(name, value):
+        return True                           # VERTEX_AI_KEY, SUPABASE_SERVICE_ROLE_KEY, as in text
     return is_credential_key(name) or ("@" in value and any(
         _userinfo_span(value, m) is not None for m in _userinfo_re().finditer(value)))
 

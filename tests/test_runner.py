@@ -456,6 +456,9 @@ AGENT_CREDENTIALS = {"ANTHROPIC_API_KEY": "sk-ant-api03-" + "a1B2" * 20, "GITHUB
                      "AWS_SESSION_TOKEN": "FwoGZXIvYXdzE" + "k" * 40, "DB_PASSWORD": "hunter2-horse",
                      "MY_SECRET_THING": "s3cr3t-value", "NPM_TOKEN": "npm_" + "q" * 36,
                      "GH_PAT": "github_pat_" + "Q7r2" * 20, "AZURE_DEVOPS_EXT_PAT": "k" * 52,
+                     # a random value under another name ending in key
+                     "SUPABASE_SERVICE_ROLE_KEY": "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZSJ9.Zk3q9vX2pL7mN4rT8wY1",
+                     "VERTEX_AI_KEY": "AQ.Ab8RN6Kx2mP9vL4tW7yZ",
                      # a URL's password under a plain name: found by its value
                      "DATABASE_URL": "postgres://app:Xk9pw2vQz@db:5432/app",
                      "HTTP_PROXY": "http://me:pr0xyPw9x@proxy.corp:3128"}
@@ -465,7 +468,7 @@ ORDINARY_VARIABLES = {"KEEP_ME": "plain", "MAX_TOKENS": "4096", "TOKENIZERS_PARA
                       "DOCKER_HOST": "unix:///run/user/1000/docker.sock", "LS_COLORS": "rs=0:di=01;34:*.tar=01;31",
                       "SESSION_MANAGER": "local/host:@/tmp/.ICE-unix/1234,unix/host:/tmp/.ICE-unix/1234",
                       "EMAIL": "me@example.org", "GIT_REMOTE": "ssh://git@github.com/acme/app.git",
-                      "URL_PAT": "^https?://"}
+                      "URL_PAT": "^https?://", "XKB_KEY": "pc105", "SORT_KEY": "name"}
 
 
 def dumped_env(path):
