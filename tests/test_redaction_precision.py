@@ -224,6 +224,10 @@ REDACTED = {
         'password: "(?Tr0ub4dor"\n',
         'GOOGLE_APPLICATION_CREDENTIALS=%s\napi_key: "%s"\npassword: "%s"\n' % (M, M, M)),
     "a passphrase of words": ("password: correct-horse-battery-staple\n", "password: %s\n" % M),
+    # Formats by their own shape, under any name or none.
+    "New Relic's license key of the EU region": (
+        "new relic license key EU = 'eu01xxb7e8b0dddc28ac051a64ffd583FFFFNRAL'",
+        "new relic license key EU = '%s'" % M),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
