@@ -3731,6 +3731,10 @@ TOKEN_RULES = (
     TokenRule("telegram-bot-api-token", ":A", (), ((_DIG, 8, 10), ":A", (_URL, 34, 34)), "526631057:AIBB6Z-Ne4OrTTyl4vIxCa6L4T61MiP6LUm", "at 12:Abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbx", needles=(":A",), context="telegram", end=False, pattern="[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])"),  # noqa: E501
     # -- led by "|": a Facebook app token is <app id>|<app secret>
     TokenRule("facebook-access-token", "|", (), ((_DIG, 15, 16), "|", (_URL, 27, 27)), "184387161380233|kZoRM910RHPcM7Dz2ehpqKhU_Kl", "x184387161380233|kZoRM910RHPcM7Dz2ehpqKhU_Kl", needles=("|",), context="facebook", pattern=r"(?<=[0-9]{15}\|)[A-Za-z0-9_-]{27,40}"),  # noqa: E501
+    # Laravel Sanctum's plain-text API token, <token id>|<40 random letters and digits> (and, from
+    # Sanctum 4, their CRC32 in hex): the id's digits come back in _accept_prefixed, and both
+    # cases must be in the random part, as no timestamp|commit hash has them.
+    TokenRule("laravel-sanctum-token", "|", (), ((_DIG, 1, 8), "|", (_AN, 40, 40)), "7|kF0eLtelycrpKLzLiUr0hMlHFGbCkR8kR0lVGX5S", "1764806400|9e68433f7a43c5e11dc057071e2b0cf6128e6e96", needles=("|",), context="sanctum", pattern=r"(?<=[0-9]\|)[A-Za-z0-9]{40}(?:[a-f0-9]{8}|)"),  # noqa: E501
     # -- led by "%" (the "|" URL-encoded)
     TokenRule("facebook-access-token-url-encoded", "%", (), ((_DIG, 15, 16), "%7C", (_URL, 27, 27)), "992532001915521%7Cg966HNB-EVQZIQWqlsM13NPFuxE", "992532001915521%7Cg966HNB-EVQZ is cut", needles=("%7",), context="facebook", pattern="7[Cc](?<=[0-9]{15}%7[Cc])[A-Za-z0-9_-]{27,40}"),  # noqa: E501
     # -- led by "!": a Salesforce session id is <org id>!<session>
@@ -3951,6 +3955,7 @@ def _rule_needles(rule: TokenRule) -> Tuple[str, ...]:
 _START_CHECKS: Mapping[str, Callable[[str, int], bool]] = {
     "discord": lambda text, at: _discord_start(text, at) >= 0,
     "facebook": lambda text, at: _digits_span(text, at, at, 15) is not None,
+    "sanctum": lambda text, at: _digits_span(text, at, at, 1) is not None,
 }
 _START_CHECKS_MAX = 16
 
@@ -4245,6 +4250,9 @@ def _accept_prefixed(text: str, m: re.Match[str],
         return _digits_span(text, m.start(), end, 6)
     if rule.context == "facebook":
         return _digits_span(text, m.start(), end, 15)
+    if rule.context == "sanctum":
+        body = text[m.start() + 1:end]
+        return None if body.islower() or body.isupper() else _digits_span(text, m.start(), end, 1)
     if rule.context == "discord":
         start = _discord_start(text, m.start())
         return (start, end) if start >= 0 else None

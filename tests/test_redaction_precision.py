@@ -225,6 +225,10 @@ REDACTED = {
         'GOOGLE_APPLICATION_CREDENTIALS=%s\napi_key: "%s"\npassword: "%s"\n' % (M, M, M)),
     "a passphrase of words": ("password: correct-horse-battery-staple\n", "password: %s\n" % M),
     # Formats by their own shape, under any name or none.
+    "Laravel Sanctum's token, also with Sanctum 4's checksum": (
+        '  convier_key: "49|07KJBwfPzF2ESyNui5yBw9OVB6eWj0iXkssEKC7b"\n'
+        "curl -H 'Authorization: Bearer 12|kF0eLtelycrpKLzLiUr0hMlHFGbCkR8kR0lVGX5S3a5b7c9d'",
+        '  convier_key: "%s"\ncurl -H \'Authorization: Bearer %s\'' % (M, M)),
     "New Relic's license key of the EU region": (
         "new relic license key EU = 'eu01xxb7e8b0dddc28ac051a64ffd583FFFFNRAL'",
         "new relic license key EU = '%s'" % M),

@@ -144,6 +144,9 @@ LOOK_ALIKES = [
     "ghp_1234567890abcdefghijklmnopqrstuvwxyz",
     "see my_ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cD1fH3jL5",
     "use LTAIEXAMPLEEXAMPLEEXAM in tests",
+    # A commit's time and hash (git log --format='%ct|%H'), a run of one case after an id and "|".
+    "1764806400|9e68433f7a43c5e11dc057071e2b0cf6128e6e96 Merge pull request #12",
+    "| 42|ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMN |",
     # New Relic's tail after what is no license key: a word, a hex run glued to a longer word.
     "see release-notes-2024-FFFFNRAL and x9209dcb468e07e032fd0db161b56bb9aFFFFNRAL",
 ]
