@@ -4843,8 +4843,9 @@ def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False
     if "/" in value and not ("+" in value or value.endswith("=")):
         return False                          # a path (base64 with a "/" has a "+" or padding too)
     parts = re.split(r"[_.-]", value)
-    if len(parts) >= 3 and sum(part.isalpha() and len(part) >= 3 for part in parts) >= 2:
-        return False                          # Linux-node-3f9a…, v1-deps-…: words and a hash
+    if len(parts) >= 3 and sum(part.isalpha() and len(part) >= 3 or part[:1] == "v" and part[1:].isdigit()
+                               for part in parts) >= 2:
+        return False                          # Linux-node-3f9a…, v1-deps-…: words (a version tag too) and a hash
     if not _has_letter_and_digit(value) and (len(value) < 20 or value.lower() == value
                                             or value.upper() == value or _is_identifier(value)):
         return False                          # a word, an identifier: letters alone must mix case

@@ -54,6 +54,7 @@ KEPT = {
     "cache keys": ("Cache restored from key: Linux-node-{h}\n- key: v1-deps-{h}\n"
                    "cache_key = node-cache-Linux-x64-npm-{h}\n").format(h=COMMIT),
     "a commit hash under a key": "commit {h}\n    Bump key = {h}\n".format(h=COMMIT),
+    "cache keys led by a version tag": "restore_key = v1-deps-{h}\nkey = v3-gems-Linux-{h}\n".format(h=COMMIT),
     "an integrity string under a key name": "integrity_key: sha512-abcDEF1234567890abcdefGHIJ==\n",
     "S3 object keys without an extension": ('{"Key": "uploads/3f9a2b7c8d1e4f5061728394"}\n'
                                             "Key=uploads/3f9a2b7c8d1e4f5061728394\n"),
