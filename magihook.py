@@ -3720,8 +3720,9 @@ TOKEN_RULES = (
     TokenRule("azure-event-hub-key", "A", (), ((_B64, 33, 33), "+AEh", (_B64, 5, 5), "="), "onZQkukSuMUkNQgAOagvYoy98aBesyQju+AEhBgXI7=", "xonZQkukSuMUkNQgAOagvYoy98aBesyQju+AEhBgXI7=", needles=("AEh",), back=34, end=False, pattern=r"Eh(?<=[A-Za-z0-9+/]{33}\+AEh)[A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])"),  # noqa: E501
     TokenRule("azure-relay-key", "A", (), ((_B64, 33, 33), "+ARm", (_B64, 5, 5), "="), "RWg+q/Gqpw0l7Ps9rXpD8zdTKiH7GTSUE+ARmNUvO+=", "RWg+q/Gqpw0l7Ps9rXpD8zdTKiH7G is cut", needles=("ARm",), back=34, end=False, pattern=r"Rm(?<=[A-Za-z0-9+/]{33}\+ARm)[A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=])"),  # noqa: E501
     # New Relic's license (ingest) key: 32 hex digits, or eu01xx and 26 for the EU region, then
-    # its fixed tail FFFFNRAL, led by that tail's "A" (the hex before it comes back through BACK).
-    TokenRule("new-relic-license-key", "A", (), ((_HEX, 32, 32), "FFFFNRAL"), "9209dcb468e07e032fd0db161b56bb9aFFFFNRAL", "9209dcb468e07e032fd0db161b56bbFFFFNRAL", needles=("FFFFNRAL",), back=38, pattern="L(?<=[a-f0-9]{32}FFFFNRAL|eu01xx[a-f0-9]{26}FFFFNRAL)"),  # noqa: E501
+    # its fixed tail FFFFNRAL, led by that tail's "A" (the hex before it comes back through BACK;
+    # the first six may hold u and x, one class for both forms: a pattern without a `|`).
+    TokenRule("new-relic-license-key", "A", (), ((_HEX, 32, 32), "FFFFNRAL"), "9209dcb468e07e032fd0db161b56bb9aFFFFNRAL", "9209dcb468e07e032fd0db161b56bbFFFFNRAL", needles=("FFFFNRAL",), back=38, pattern="L(?<=[a-f0-9ux]{6}[a-f0-9]{26}FFFFNRAL)"),  # noqa: E501
     # -- led by "K"
     TokenRule("jwt-base64", "K", ("ZXlK",), ((_B64, 80, 400),), "ZXlKdHRiSGpMLVp3djB2OTVoeGY0RnNxTzhEMWNVQ3ZsTEtOTi5leUpYQVhWQzVNTkNlRG9HcWo2NVdPNWt5TGRBNWRiQ1pDY1h5UElCYk5CRUNxSHdOYlJwTGQ5LkZ6akoxNjY1cF84cmxfRm1XTHpRODZOWjRCV1NUeU5JMjBKZHVqQjVSZmQ", "xZXlKdHRiSGpMLVp3djB2OTVoeGY0RnNxTzhEMWNVQ3ZsTEtOTi5leUpYQVhWQzVNTkNlRG9HcWo2NVdPNWt5TGRBNWRiQ1pDY1h5UElCYk5CRUNxSHdOYlJwTGQ5LkZ6akoxNjY1cF84cmxfRm1XTHpRODZOWjRCV1NUeU5JMjBKZHVqQjVSZmQ", context="base64_jwt", pattern="[A-Za-z0-9+/]{40,8192}={0,2}"),  # noqa: E501
     TokenRule("twilio-api-key", "K", ("SK",), ((_HEXM, 32, 32),), "SK5E924522cDB4Df7aE3bC9a5f1EFbabEe", "SKXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"),  # noqa: E501
@@ -3914,8 +3915,39 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
             # Each with its own end, not one end for a run (_branches): an alternative that
             # starts with a literal is rejected by the engine in one compare, where a group of
             # them is entered at every lead (every capital A of upper-case names).
-            alternatives.extend(_rule_branch(rule) + (_TOKEN_END if rule.end else "") for rule in members)
+            alternatives.append(_by_first_literal(members))
     return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(alternatives)))
+
+
+def _first_literal(rule: TokenRule) -> str:
+    """The letter or digit RULE's branch (_rule_branch) surely starts with, outside any group
+    but the one around a pattern without alternatives (`(?:St(?<=…)…)`), or "" (none such: a
+    lookaround first, several prefixes, a pattern with a `|`)."""
+    if len(rule.prefixes) == 1:
+        head = rule.prefixes[0][_lead_index(rule.prefixes[0], rule.lead) + len(rule.lead):]
+    else:
+        head = "" if rule.prefixes or "|" in rule.pattern else rule.pattern
+    return head[0] if head[:1].isalnum() and head[1:2] not in ("?", "*", "+", "{") else ""
+
+
+def _by_first_literal(rules: Sequence[TokenRule]) -> str:
+    """The branches of RULES, each with its own end, as one alternation where those that start
+    with the same letter or digit are behind it once (`S(?:t…|b…)`): the engine rejects a
+    branch that starts with a literal in one compare, but each branch is one more compare at
+    every lead (every capital A of upper-case names).  Branches that start with different
+    literals never match at the same place, so grouping them keeps what matches; if one
+    starts otherwise, they stay as they are."""
+    branches = [_rule_branch(rule) + (_TOKEN_END if rule.end else "") for rule in rules]
+    firsts = [_first_literal(rule) for rule in rules]
+    if len(rules) < 2 or "" in firsts:
+        return "|".join(branches)
+    tails: Dict[str, List[str]] = {}
+    for rule, first, branch in zip(rules, firsts, branches):
+        # "(?:St…)…" is "S(?:t…)…": the tail keeps a pattern's group open where the literal was.
+        tails.setdefault(first, []).append("(?:" + branch[4:] if rule.pattern and not rule.prefixes
+                                           else branch[1:])
+    return "|".join(first + (rest[0] if len(rest) == 1 else "(?:%s)" % "|".join(rest))
+                    for first, rest in tails.items())
 
 
 # Compiling every rule of the "_" or "-" lead costs a one-hook CLI call more than the rest of its

@@ -86,6 +86,20 @@ def test_each_lead_compiles_and_names_its_rules_by_id():
     assert sum(map(len, magihook._LEAD_RULES.values())) == len(RULES)
 
 
+def test_branches_that_start_with_one_letter_are_tried_behind_it_once():
+    # At every capital A of an upper-case name each branch of the A lead is one compare: the
+    # Azure keys' and Facebook's branches share their first letters (St and Sb, CDb and CR).
+    by_id = {rule.id: rule for rule in RULES}
+    pattern = magihook._prefixed_re("A").pattern
+    assert "|S(?:(?:t(?<=" in pattern and "|C(?:(?:Db(?<=" in pattern and "|A(?:(?<=EAA)" in pattern
+    # What cannot be split there stays whole: several prefixes, a pattern with alternatives.
+    assert magihook._first_literal(by_id["braintree-access-token"]) == ""
+    assert magihook._first_literal(by_id["azure-storage-account-key"]) == "S"
+    text = " ".join(by_id[i].example for i in ("azure-storage-account-key", "azure-service-bus-key",
+                                                 "azure-cosmosdb-key", "azure-container-registry-key"))
+    assert magihook.redact_credentials(text) == " ".join([MARKER] * 4)
+
+
 def test_leads_stay_few():
     # Every lead is one more pass over every text: new rules reuse the leads there are.  (The
     # 13th, Tableau's "==:", is a literal of three characters that no other rule holds.)
