@@ -4724,11 +4724,22 @@ def _names_its_kind(name: str, value: str) -> bool:
     return low in _KIND_WORDS and low.replace("-", "").replace("_", "") in _key_words(name)
 
 
+def _unpronounceable(value: str) -> bool:
+    """Most of VALUE's capitalized words, three or more, have no vowel (suzBzPkHwtgsx2): a random
+    string cut at its capitals, not a name in code, whose words read (getHttpUrl, toSqlDb)."""
+    words = _capital_word_re().findall(value)
+    bare = sum(1 for word in words if not any(c in "aeiouy" for c in word.lower()))
+    return bare >= 3 and 2 * bare > len(words)
+
+
+_capital_word_re = _lazy_re(r"[A-Z][a-z]+")
+
+
 def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
     """Unquoted values that read as code: password = get_password()."""
     if value in _CODE_WORDS or (colon and value.lower() in _TYPE_WORDS):
         return True         # plain identifiers, checked before the pattern as they are cheaper
-    if value[:1] == "!" or _camel_code_re().fullmatch(value):
+    if value[:1] == "!" or _camel_code_re().fullmatch(value) and not _unpronounceable(value):
         return True         # !!config.withCredentials, defaultToConfig2: an expression, a function
     if colon and _type_name_re().fullmatch(value):
         return True         # token: CancelToken: a type annotation

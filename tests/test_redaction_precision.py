@@ -15,6 +15,7 @@ COMMIT = "3f9a2b7c8d1e4f5061728394a5b6c7d8e9f0a1b2"
 
 KEPT = {
     "a function under a credential name": "withCredentials: defaultToConfig2,\ncancelToken: defaultToConfig2,\n",
+    "a name in code with words that read, a few without a vowel": "token: getHttpUrl,\nauthToken: toSqlDb\n",
     "an expression": "request.withCredentials = !!_config.withCredentials;\n",
     "a type annotation": "  token: CancelToken;\n",
     "a flag about credentials": ("withCredentials = 'same-origin',\n"
@@ -225,6 +226,7 @@ REDACTED = {
         'password: "(?Tr0ub4dor"\n',
         'GOOGLE_APPLICATION_CREDENTIALS=%s\napi_key: "%s"\npassword: "%s"\n' % (M, M, M)),
     "a passphrase of words": ("password: correct-horse-battery-staple\n", "password: %s\n" % M),
+    "a random value cut at its capitals, no word of it read": ("sumo_token: suzBzPkHwtgsx2\n", "sumo_token: %s\n" % M),
     # Formats by their own shape, under any name or none.
     "Laravel Sanctum's token, also with Sanctum 4's checksum": (
         '  convier_key: "49|07KJBwfPzF2ESyNui5yBw9OVB6eWj0iXkssEKC7b"\n'
