@@ -4835,7 +4835,7 @@ _masked_run_re = _lazy_re(r"([A-Za-z0-9])\1{7}")
 # What a key name's random value starts with, read before the value pattern (which would read a
 # whole `a_key=a_key=…` run for each name in it).
 _key_value_ahead_re = _lazy_re(r"""(?:\\{0,3}["']?\]?|\[[0-9]{0,4}\])"""
-                               r"""(?:[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]?=|:)[ \t]{0,4}@?"""
+                               r"""(?:[ \t]{0,4}(?:=>|:::=|::=|:=|[!=]==?|[?.]?=|:)[ \t]{0,4}@?"""
                                r"""|[ \t]{1,4}-[ \t]{1,4}(?=["']))["'`]?"""
                                r"[a-z0-9+/_.~-]{12}")
 _digest_re = _lazy_re(r"(?i:sha(?:1|224|256|384|512)|md5)[-:]")

@@ -55,6 +55,8 @@ KEPT = {
     "cache keys": ("Cache restored from key: Linux-node-{h}\n- key: v1-deps-{h}\n"
                    "cache_key = node-cache-Linux-x64-npm-{h}\n").format(h=COMMIT),
     "a commit hash under a key": "commit {h}\n    Bump key = {h}\n".format(h=COMMIT),
+    "a key compared with a word or a hash": ('if sortKey == "createdAtTimestamp" {{\n'
+                                             'if key == "{h}" {{\n').format(h=COMMIT),
     "cache keys led by a version tag": "restore_key = v1-deps-{h}\nkey = v3-gems-Linux-{h}\n".format(h=COMMIT),
     "an integrity string under a key name": "integrity_key: sha512-abcDEF1234567890abcdefGHIJ==\n",
     "S3 object keys without an extension": ('{"Key": "uploads/3f9a2b7c8d1e4f5061728394"}\n'
@@ -227,6 +229,8 @@ REDACTED = {
         'GOOGLE_APPLICATION_CREDENTIALS=%s\napi_key: "%s"\npassword: "%s"\n' % (M, M, M)),
     "a passphrase of words": ("password: correct-horse-battery-staple\n", "password: %s\n" % M),
     "a random value cut at its capitals, no word of it read": ("sumo_token: suzBzPkHwtgsx2\n", "sumo_token: %s\n" % M),
+    "a key name compared with a random literal": ('if browserstackKey != "cK1bq7JREJtMf1meaGgs" {',
+                                                  'if browserstackKey != "%s" {' % M),
     # Formats by their own shape, under any name or none.
     "Laravel Sanctum's token, also with Sanctum 4's checksum": (
         '  convier_key: "49|07KJBwfPzF2ESyNui5yBw9OVB6eWj0iXkssEKC7b"\n'
