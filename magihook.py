@@ -4845,6 +4845,8 @@ _HEX_ID_LENGTHS = frozenset(digits + prefix for digits in _HEX_ID_DIGITS for pre
 _hex_id_re = _lazy_re(r"(?:0[xX])?(?:%s)" % "|".join("[0-9a-fA-F]{%d}" % n for n in _HEX_ID_DIGITS))
 _uuid_re = _lazy_re(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ulid_re = _lazy_re(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+# A bit width inside a name in code (readUInt32BigEndian, writeInt16LE, Float64Array).
+_bit_width_re = _lazy_re(r"(?<=[A-Za-z])(?:8|16|32|64|128)(?![0-9a-z])")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -4892,6 +4894,8 @@ def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False
     if not _has_letter_and_digit(value) and (len(value) < 20 or value.lower() == value
                                             or value.upper() == value or _is_identifier(value)):
         return False                          # a word, an identifier: letters alone must mix case
+    if "_" not in value and _is_identifier(_bit_width_re().sub("", value)):
+        return False                          # readUInt32BigEndian: a name in code, with a bit width
     if _masked_run_re().search(value):
         return False                          # AQBfxxxxxxxx==: masked
     if _version_re().fullmatch(value):

@@ -55,6 +55,7 @@ KEPT = {
     "cache keys": ("Cache restored from key: Linux-node-{h}\n- key: v1-deps-{h}\n"
                    "cache_key = node-cache-Linux-x64-npm-{h}\n").format(h=COMMIT),
     "a commit hash under a key": "commit {h}\n    Bump key = {h}\n".format(h=COMMIT),
+    "a name in code with a bit width under a key": 'key = "readUInt32BigEndian"\nkey = "writeInt16LE"\n',
     "a key compared with a word or a hash": ('if sortKey == "createdAtTimestamp" {{\n'
                                              'if key == "{h}" {{\n').format(h=COMMIT),
     "cache keys led by a version tag": "restore_key = v1-deps-{h}\nkey = v3-gems-Linux-{h}\n".format(h=COMMIT),
