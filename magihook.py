@@ -4880,8 +4880,10 @@ def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False
     digits), id (a GPG key's 16 hex digits, also as 0x…, an MD5's 32, a UUID or ULID unless under
     an id's name: Vault's secret_id is one) or build/cache key (Linux-node-3f9a…).  (64 hex digits are
     SoftLayer's and Aha!'s keys as often as SHA-256 digests.)"""
-    if len(value) < (12 if access_id else 16) or "=" in value.rstrip("=") or _key_value_re().fullmatch(value) is None:
-        return False                          # (cheapest first: `a_key=a_key=…` stops at once)
+    if len(value) < (12 if access_id else 16) or "=" in value.rstrip("=") and not (
+            len(value) >= 40 and "+" in value) or _key_value_re().fullmatch(value) is None:
+        return False                          # (cheapest first: `a_key=a_key=…` stops at once; joined
+                                              # base64 pieces, `=` inside, have a "+")
     if _digest_re().match(value) or (len(value) in _HEX_ID_LENGTHS and _hex_id_re().fullmatch(value)) or (
             not id_name and (_uuid_re().fullmatch(value) or _ulid_re().fullmatch(value))):
         return False                          # a digest, an MD5, a git commit, an id (0xF1656F24C74CD1D8, a ULID)

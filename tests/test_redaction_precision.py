@@ -56,6 +56,7 @@ KEPT = {
                    "cache_key = node-cache-Linux-x64-npm-{h}\n").format(h=COMMIT),
     "a commit hash under a key": "commit {h}\n    Bump key = {h}\n".format(h=COMMIT),
     "a name in code with a bit width under a key": 'key = "readUInt32BigEndian"\nkey = "writeInt16LE"\n',
+    "names and values chained under a key name": "a_key=a_key=a_key=b_key=c2_key=d3_key=e4_key=f5\n",
     "a key compared with a word or a hash": ('if sortKey == "createdAtTimestamp" {{\n'
                                              'if key == "{h}" {{\n').format(h=COMMIT),
     "cache keys led by a version tag": "restore_key = v1-deps-{h}\nkey = v3-gems-Linux-{h}\n".format(h=COMMIT),
@@ -230,6 +231,9 @@ REDACTED = {
         'GOOGLE_APPLICATION_CREDENTIALS=%s\napi_key: "%s"\npassword: "%s"\n' % (M, M, M)),
     "a passphrase of words": ("password: correct-horse-battery-staple\n", "password: %s\n" % M),
     "a random value cut at its capitals, no word of it read": ("sumo_token: suzBzPkHwtgsx2\n", "sumo_token: %s\n" % M),
+    "joined base64 pieces under a key name": (
+        'appointeddKey := "Ci0a2bSpRyFcZyEXBEr9RHzf3xXllqO=XVoh+t0L0s8T2s3MFntfWhBlovqLaqEadtuJ9=Jy6yCOXmhbp"',
+        'appointeddKey := "%s"' % M),
     "a key name compared with a random literal": ('if browserstackKey != "cK1bq7JREJtMf1meaGgs" {',
                                                   'if browserstackKey != "%s" {' % M),
     # Formats by their own shape, under any name or none.
