@@ -3745,6 +3745,9 @@ TOKEN_RULES = (
     TokenRule("tableau-personal-access-token", "==:", (), ((_B64, 22, 22), "==:", (_AN, 32, 32)), "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8S7Ba16j7p", "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8 is cut", needles=("==:",), back=22, end=False, pattern="(?<=[A-Za-z0-9+/]{22}==:)(?![a-f0-9]{32}|[A-F0-9]{32})[A-Za-z0-9]{32}(?![A-Za-z0-9+/=])"),  # noqa: E501
     # -- led by "dapi" (the lookbehind comes after it)
     TokenRule("databricks-api-token", "dapi", ("dapi",), ((_HEX, 32, 32),), "dapi0466881d611679af7a4b5d558b5e4f4a", "xdapi0466881d611679af7a4b5d558b5e4f4a", pattern="[a-f0-9]{32}(?:-[0-9])?"),  # noqa: E501
+    # -- led by "GR1348941": GitLab's runner registration token, a literal of nine characters that
+    # no other rule holds (looked for with `in`: _leads_in)
+    TokenRule("gitlab-runner-registration-token", "GR1348941", ("GR1348941",), ((_URL, 20, 50),), "GR1348941wqdVxkjxBfC4TToVgHPE", "GR1348941helloWord0"),  # noqa: E501
 )
 
 
@@ -3956,7 +3959,8 @@ def _by_first_literal(rules: Sequence[TokenRule]) -> str:
 # few; a longer one runs the lead's whole regex, as looking for every needle would cost it more
 # than the pass.  A text shorter than _SHORT_TEXT also skips the passes whose lead of several
 # characters it lacks; a longer one skips only those whose one-character lead it lacks: `in`
-# finds one character with memchr, but a longer lead with a search slower than a pass.
+# finds one character with memchr, but a short lead of a few with a search slower than a pass
+# (a lead of _SKIPPING_LEAD characters or more is looked for with `in` in every text).
 _SHORT_TEXT = 4096
 _PICK_TEXT = 16384
 
@@ -4082,7 +4086,13 @@ def _lead_pattern(text: str, lead: str) -> Optional[re.Pattern[str]]:
 
 def _leads_in(text: str, leads: Sequence[str]) -> Sequence[str]:
     searched = len(text) < _SHORT_TEXT
-    return [lead for lead in leads if (len(lead) > 1 and not searched) or lead in text]
+    return [lead for lead in leads
+            if (1 < len(lead) < _SKIPPING_LEAD and not searched) or lead in text]
+
+
+# A lead of this many characters or more is looked for with `in` in every text: str's search
+# then skips most characters (it reads about one in the lead's length), where a pass reads each.
+_SKIPPING_LEAD = 8
 
 
 # -- 9.4 Prefixed tokens: what a match takes ------------------------------------------------------

@@ -237,6 +237,9 @@ REDACTED = {
     "a key name compared with a random literal": ('if browserstackKey != "cK1bq7JREJtMf1meaGgs" {',
                                                   'if browserstackKey != "%s" {' % M),
     # Formats by their own shape, under any name or none.
+    "GitLab's runner registration token, also in a long text": (
+        "x" * 5000 + " gitlab-runner register -r GR1348941PREfix_helloworld380_testin_pretty_long_token_long",
+        "x" * 5000 + " gitlab-runner register -r %s" % M),
     "Laravel Sanctum's token, also with Sanctum 4's checksum": (
         '  convier_key: "49|07KJBwfPzF2ESyNui5yBw9OVB6eWj0iXkssEKC7b"\n'
         "curl -H 'Authorization: Bearer 12|kF0eLtelycrpKLzLiUr0hMlHFGbCkR8kR0lVGX5S3a5b7c9d'",

@@ -102,8 +102,14 @@ def test_branches_that_start_with_one_letter_are_tried_behind_it_once():
 
 def test_leads_stay_few():
     # Every lead is one more pass over every text: new rules reuse the leads there are.  (The
-    # 13th, Tableau's "==:", is a literal of three characters that no other rule holds.)
-    assert len(magihook._PREFIXED_LEADS) <= 13
+    # 13th, Tableau's "==:", is a literal of three characters that no other rule holds.)  A lead
+    # of _SKIPPING_LEAD characters or more (GitLab's GR1348941) is no pass: `in` looks for it,
+    # skipping most of the text.
+    passes = [lead for lead in magihook._PREFIXED_LEADS if len(lead) < magihook._SKIPPING_LEAD]
+    assert len(passes) <= 13
+    long_text = "build_step-1 ok: wrote dist/app_v2.tar.gz (A-Z, x.y~1|2) dapi ==: 00!\n" * 100
+    assert "GR1348941" not in magihook._leads_in(long_text, magihook._PREFIXED_LEADS)
+    assert "dapi" in magihook._leads_in(long_text.replace("dapi", "d"), magihook._PREFIXED_LEADS)
 
 
 # ---- examples and near misses ------------------------------------------------------
@@ -161,6 +167,8 @@ LOOK_ALIKES = [
     # A commit's time and hash (git log --format='%ct|%H'), a run of one case after an id and "|".
     "1764806400|9e68433f7a43c5e11dc057071e2b0cf6128e6e96 Merge pull request #12",
     "| 42|ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMN |",
+    # GitLab's runner registration prefix before too few or too many token characters.
+    "GR1348941helloWord0 and GR1348941PREfix_helloworld380_testin_pretty_long_token_long_",
     # New Relic's tail after what is no license key: a word, a hex run glued to a longer word.
     "see release-notes-2024-FFFFNRAL and x9209dcb468e07e032fd0db161b56bb9aFFFFNRAL",
 ]
