@@ -3498,7 +3498,8 @@ def is_credential_key(key: object) -> bool:
 #      sk-: the first match at a position wins).
 #   3. Pick the lead: by default the last "_", "-", "." or "~" of the prefix; a prefix without
 #      one names a lead that an existing rule already uses where it can ("A" in AKIA, LTAI,
-#      EAAM; "K" in SK; "J" in eyJ): every new lead is one more pass over every text.  A rule
+#      EAAM; "K" in SK; "J" in eyJ): every new lead is one more pass over every text (but a
+#      prefix of _SKIPPING_LEAD characters or more, looked for with `in`: GR1348941).  A rule
 #      without prefixes gives its NEEDLES, gitleaks' keywords: literals that every token of it
 #      holds, so that a short text without one compiles none of its pattern.
 #   4. Fill in the example (python3 -c "import magihook as m, random; print(m.token_example(
