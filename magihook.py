@@ -3919,8 +3919,47 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
             # Each with its own end, not one end for a run (_branches): an alternative that
             # starts with a literal is rejected by the engine in one compare, where a group of
             # them is entered at every lead (every capital A of upper-case names).
-            alternatives.append(_by_first_literal(members))
+            alternatives.extend(_free_branches(members, lead))
     return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(alternatives)))
+
+
+def _free_branches(rules: Sequence[TokenRule], lead: str) -> List[str]:
+    """The branches of RULES, free rules of LEAD, in their order, each with its own end, those
+    that start with a literal grouped by it (_by_first_literal).  A run of two or more whose
+    prefixes all end with the lead (the K of ZXlK, SK and EZTK) would each start with a lookbehind, which the engine enters at every lead of the text (every K
+    of API_KEY): the run goes under one lookbehind for the characters before the lead, a check
+    each of its rules makes, so that most leads fail in one step."""
+    branches: List[str] = []
+    run: List[Tuple[TokenRule, Tuple[str, ...]]] = []
+    plain: List[TokenRule] = []
+    for rule in rules:
+        befores = _befores_of_lead(rule, lead)
+        if befores is not None:
+            branches.extend([_by_first_literal(plain)] if plain else [])
+            plain = []
+            run.append((rule, befores))
+            continue
+        branches.extend(_guarded_run(run, lead))
+        run = []
+        plain.append(rule)
+    return branches + _guarded_run(run, lead) + ([_by_first_literal(plain)] if plain else [])
+
+
+def _guarded_run(run: Sequence[Tuple[TokenRule, Tuple[str, ...]]], lead: str) -> List[str]:
+    ends = [_rule_branch(rule) + (_TOKEN_END if rule.end else "") for rule, _ in run]
+    if len(run) < 2:
+        return ends
+    chars = "".join(map(re.escape, sorted({char for _, befores in run for char in befores})))
+    return ["(?<=[%s]%s)(?:%s)" % (chars, re.escape(lead), "|".join(ends))]
+
+
+def _befores_of_lead(rule: TokenRule, lead: str) -> Optional[Tuple[str, ...]]:
+    """The character before LEAD in each prefix of RULE, if each prefix ends with its lead after
+    one character or more (the rule's branch then starts with a lookbehind); else None."""
+    ends = [len(prefix) - len(lead) for prefix in rule.prefixes]
+    if not ends or not all(end > 0 and _lead_index(prefix, lead) == end for prefix, end in zip(rule.prefixes, ends)):
+        return None
+    return tuple(prefix[end - 1] for prefix, end in zip(rule.prefixes, ends))
 
 
 def _first_literal(rule: TokenRule) -> str:
@@ -4430,9 +4469,11 @@ _WHOLE = "+" if sys.version_info >= (3, 11) else ""
 # C++'s brace initializer of one literal, `std::string AccountKey{"x"}` (no more: a Perl hash's
 # `$password{"user"}` and a Go map's `{"key": x}` are no values).
 _BRACE = r"""\{(?:\r?\n[ \t]{0,16}|)(?="[^"\\\r\n]{8,4096}"\}|'[^'\r\n]{8,4096}'\})"""
+# A line break before `value:` or `=` is two branches, `\n` and `\r\n`, each led by a literal the
+# engine rejects in one compare: as `\r?\n`, led by a repeat, it was entered for every name.
 _NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!|]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t])"""
-                   r"""|\r?\n[ \t]{0,16}%s(?:value:|=[ \t])|\[[0-9]{0,4}\][ \t]{0,4}=|%s))""") % (
-                      (_WHOLE,) * 6 + (_BRACE,))
+                   r"""|\n[ \t]{0,16}%s(?:value:|=[ \t])|\r\n[ \t]{0,16}%s(?:value:|=[ \t])"""
+                   r"""|\[[0-9]{0,4}\][ \t]{0,4}=|%s))""") % ((_WHOLE,) * 7 + (_BRACE,))
 
 
 def _tail_lookbehinds() -> str:
@@ -4528,10 +4569,13 @@ def _value_pattern() -> str:
     # same check, what the value's checks below reject after a plain "=" (the separator the
     # group "after_name" then reads, with "assign" set): a reference (`=${X}`, `="$X"`) and,
     # after a spaced "=", a call (`token = self.refresh(`) and code (`apiKey = process.env.X;`);
-    # and after a colon the empty default of a shell expansion (`${PASSWORD:-}`) or a type that
-    # ends there (`password: str)`, a parameter's annotation).
+    # and after a colon the empty default of a shell expansion (`${PASSWORD:-}`), a type that
+    # ends there (`password: str)`, a parameter's annotation), and what the checks after the
+    # separator reject after a colon as after any separator: a reference or a call
+    # (`token: getToken()`, and `Authorization:` before a backquoted `Bearer ${apiKey}`).
     return r"""
-        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\])|-\}|(?:%(types)s)["'`,;&|<>)\]}\\\r\n])
+        (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\])|-\}|(?:%(types)s)["'`,;&|<>)\]}\\\r\n]
+                        |\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(colon_call_run)s[(\[])
           |=[ \t]{0,4}["'`]?\$|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\]))
           |[ \t]{1,4}=(?![=:>])[ \t]{0,4}(?![ \t])
            (?:\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(first_call_run)s[(\[]|%(code)s))
@@ -4561,6 +4605,7 @@ def _value_pattern() -> str:
           |["'](?P<open>[^\s"'\\]{1,4096}))
     """ % {"call_run": _possessive("[a-z0-9_$.]{0,64}", "call"),
            "first_call_run": _possessive("[a-z0-9_$.]{0,64}", "first_call"), "typed": _TYPED_ASSIGNMENT,
+           "colon_call_run": _possessive("[a-z0-9_$.]{0,64}", "colon_call"),
            "code": _SPACED_CODE_VALUE, "brace": _BRACE, "types": "|".join(sorted(_TYPE_WORDS)),
            "schemes": _SCHEME_WORDS,
            "unquoted": _UNQUOTED_VALUE}
