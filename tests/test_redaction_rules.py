@@ -100,6 +100,19 @@ def test_branches_that_start_with_one_letter_are_tried_behind_it_once():
     assert magihook.redact_credentials(text) == " ".join([MARKER] * 4)
 
 
+def test_free_rules_whose_prefixes_end_with_the_lead_share_one_lookbehind():
+    # The K of API_KEY fails one lookbehind for the characters before the lead, not one per rule;
+    # a rule alone keeps its own, and each rule under the guard still finds its tokens.
+    rules = [magihook.TokenRule("acme-%d" % i, "K", (prefix,), (("A-Z", 20, 20),), "x", "y")
+             for i, prefix in enumerate(("ZXlK", "SK", "EZTK"))]
+    branches = magihook._free_branches(rules, "K")
+    assert len(branches) == 1 and branches[0].startswith("(?<=[STl]K)(?:(?<=ZXlK)")
+    assert magihook._free_branches(rules[:1], "K") == ["(?<=ZXlK)[A-Z]{20}(?P<rule_acme_0>)(?![A-Za-z0-9_])"]
+    pattern = re.compile("K(?:%s)" % "|".join(branches))
+    assert pattern.search("x EZTK" + "Q" * 20).lastgroup == "rule_acme_2"
+    assert pattern.search("API_KEY" + "Q" * 20) is None
+
+
 def test_leads_stay_few():
     # Every lead is one more pass over every text: new rules reuse the leads there are.  (The
     # 13th, Tableau's "==:", is a literal of three characters that no other rule holds.)  A lead
