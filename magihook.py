@@ -3926,9 +3926,10 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
 def _free_branches(rules: Sequence[TokenRule], lead: str) -> List[str]:
     """The branches of RULES, free rules of LEAD, in their order, each with its own end, those
     that start with a literal grouped by it (_by_first_literal).  A run of two or more whose
-    prefixes all end with the lead (the K of ZXlK, SK and EZTK) would each start with a lookbehind, which the engine enters at every lead of the text (every K
-    of API_KEY): the run goes under one lookbehind for the characters before the lead, a check
-    each of its rules makes, so that most leads fail in one step."""
+    prefixes all end with the lead (the K of ZXlK, SK and EZTK) would each start with a
+    lookbehind, which the engine enters at every lead of the text (every K of API_KEY): the run
+    goes under one lookbehind for the characters before the lead, a check each of its rules
+    makes, so that most leads fail in one step."""
     branches: List[str] = []
     run: List[Tuple[TokenRule, Tuple[str, ...]]] = []
     plain: List[TokenRule] = []
@@ -4523,6 +4524,13 @@ def _name_pattern(stems: Sequence[str], value: str = "") -> str:
         "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, _prose_ahead())
 
 
+# Who a prose password is for: a user name, or what git's prompt quotes (`Password for
+# 'https://bob@github.com':`); and the quote or bracket a prose value may stand in (`Your API
+# key: `X``, `the password is "X"`), which stays.
+_PROSE_USER = r"(?:[\w.@+-]{1,64}%s|'[^'\s]{1,128}')" % _WHOLE
+_PROSE_QUOTE = r"[\"'`<]?"
+
+
 def _prose_ahead() -> str:
     # A lookahead for what _PROSE_REST matches after a stem, or after the rest of a longer noun
     # (`ord`, ` key`), written so that every branch starts with a literal or a character set:
@@ -4533,10 +4541,10 @@ def _prose_ahead() -> str:
     # runs): what follows each never starts with what it holds.  The value's first 8
     # characters are enough, as nothing follows it in the lookahead.
     spaces, more = r"[ \t]*" + _WHOLE, r"[ \t]+" + _WHOLE
-    value = r"""[^\s"'`<>]{8}"""
+    value = _PROSE_QUOTE + r"""[^\s"'`<>]{8}"""
     is_ = r"is(?:%s:%s|%s)" % (spaces, more, more)
-    rest = r":%s%s|[ \t]%s(?:for%s[\w.@+-]{1,64}%s(?:%s%s|%s:%s)|%s|:%s)%s" % (
-        spaces, value, spaces, more, _WHOLE, more, is_, spaces, spaces, is_, spaces, value)
+    rest = r":%s%s|[ \t]%s(?:for%s%s(?:%s%s|%s:%s)|%s|:%s)%s" % (
+        spaces, value, spaces, more, _PROSE_USER, more, is_, spaces, spaces, is_, spaces, value)
     return r"(?=ord(?:%s)|[ _-]key(?:%s)|%s)" % (rest, rest, rest)
 
 
@@ -5649,10 +5657,10 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
 # and reads the rest only where it is; the words before the noun are read afterwards, since a
 # bare `token: X` is the name rules' to judge.  It starts with a space, a tab or a colon:
 # _name_pattern checks that first.
-_PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+[\w.@+-]{1,64})|)(?P<sep>[ \t]+is(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*)"
-               r"(?P<v>[^\s\"'`<>]{8,256})")
+_PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+%s)|)(?P<sep>[ \t]+is(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*)"
+               r"%s(?P<v>[^\s\"'`<>]{8,256})" % (_PROSE_USER, _PROSE_QUOTE))
 # A name's prose form: a colon, and a prose value (`token: X`), right after the name.
-_PROSE_COLON = r"[ \t]*:[ \t]*[^\s\"'`<>]{8}"
+_PROSE_COLON = r"[ \t]*:[ \t]*%s[^\s\"'`<>]{8}" % _PROSE_QUOTE
 _prose_colon_re = _lazy_re(_PROSE_COLON)
 _PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
                 "api": "api[ _-]?key"}

@@ -134,6 +134,8 @@ KEPT = {
         "        -e GOOGLE_APPLICATION_CREDENTIALS=/tmp/keys/GCP_SA_TRUFFLE_RELEASE_BOT.json \\\n"
         "        -v ${{ steps.auth.outputs.credentials_file_path }}:/tmp/keys/GCP_SA_TRUFFLE_RELEASE_BOT.json:ro \\\n"),
 
+    "quoted words and calls in prose": ('The token is `string`; the password is "correct".\n'
+                                        "my token is `getToken()`\nPassword for 'https://bob@github.com': \n"),
 }
 
 
@@ -147,6 +149,10 @@ REDACTED = {
     "password for a user:": ("Password for bob: Tr0ub4dor-x9Q", "Password for bob: %s" % M),
     "the password is": ("The password is Tr0ub4dor-x9Q.", "The password is %s." % M),
     "your api key is": ("your api key is %s" % SECRET, "your api key is %s" % M),
+    "a quoted value after the token is": ('My token is "Tr0ub4dor-x9Q".', 'My token is "%s".' % M),
+    "a backquoted value after your API key:": ("Your API key: `%s`" % SECRET, "Your API key: `%s`" % M),
+    "git's prompt, password for a quoted URL:": ("Password for 'https://bob@github.com': Tr0ub4dor-x9Q",
+                                                 "Password for 'https://bob@github.com': %s" % M),
     "a value also found under a name": ("TOKEN=%s\ncurl -H %s" % (SECRET, SECRET), "TOKEN=%s\ncurl -H %s" % (M, M)),
     "a random value after a bare key": ("[DEBUG] using key = 81a1411a7e276fd88819df3137eb406e0f",
                                         "[DEBUG] using key = %s" % M),
