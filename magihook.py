@@ -9119,7 +9119,8 @@ def _hooks_snippet(agent: Agent, handler: Mapping[str, Any]) -> Dict[str, Any]:
     """A Claude-style `hooks` block: `handler` for each tool event, matching every tool in the
     agent's table, and for each message event (which has no tool to match)."""
     matcher = "|".join(dict.fromkeys(row[0] for row in agent.tools))
-    after = "|".join(dict.fromkeys([row[0] for row in agent.tools] + list(agent.output_tools)))
+    after = "|".join(dict.fromkeys([row[0] for row in agent.tools if row[0] not in
+                                    agent.streamed_output_tools] + list(agent.output_tools)))
     hooks: Dict[str, Any] = {event: [{"matcher": after if phase == "after_tool" else matcher,
                                       "hooks": [dict(handler)]}]
                              for event, phase in agent.tool_events.items()}
@@ -9495,6 +9496,13 @@ class Agent:
     # stdin), a magihook tool's first row whose first field is in the request wins, else its
     # first row.  hash_edit and parallel_subagents are reshaped by edit_request / edit_call.
     tools: Tuple[ToolRow, ...] = ()
+    # Tools of its table that hand the model their output past every hook (Claude Code's Monitor
+    # streams each line a command prints as a message of its own): no hook can redact it, so
+    # under hooks.redact_tool_output the call is denied before the tool, and the model is told to
+    # use the agent's other tool of the same magihook tool.  Wired before the tool only: the
+    # event after it holds no output, and no after hook ran for it when the agent met it only
+    # through another tool's matcher.
+    streamed_output_tools: Tuple[str, ...] = ()
     millisecond_fields: FrozenSet[Tuple[str, str]] = frozenset()  # (agent tool, field) in ms
     context_fields: Mapping[str, str] = {}  # magihook context key -> the agent's stdin field
     project_dir_variables: Tuple[str, ...] = ()  # set to the project folder, expanded in commands
@@ -9626,7 +9634,8 @@ class Agent:
 
 # What every agent class states in its own body, and what it states or inherits from an agent.
 AGENT_OWN_TABLES = ("name", "title", "tool_events", "message_events", "failed_tool_events", "tools",
-                    "millisecond_fields", "context_fields", "project_dir_variables")
+                    "streamed_output_tools", "millisecond_fields", "context_fields",
+                    "project_dir_variables")
 AGENT_BEHAVIOURS = (
     "session_id_variable", "message_field", "user_message_field", "permission_decision",
     "deny_needs_reason", "after_tool_deny_hides_result", "fail_replaces_output", "imports_settings",
@@ -9707,7 +9716,12 @@ class ClaudeCode(Agent):
                                      "blocked_domains": "blocked_domains"}),
         ("Task", "parallel_subagents", {}),
         ("Agent", "parallel_subagents", {}),
+        # It runs a shell command, and met only through a Bash matcher its events come as Bash's:
+        # as bash, the bash guards keep seeing its command (its watch timeout, no request
+        # timeout, is not carried).
+        ("Monitor", "bash", {"command": "command"}),
     )
+    streamed_output_tools: Tuple[str, ...] = ("Monitor",)
     # Claude Code's Bash timeout is in milliseconds; magihook's request timeout is in seconds.
     millisecond_fields = frozenset([("Bash", "timeout")])
     # How the user lets it act (a dialect hook reads it back).
@@ -9804,6 +9818,7 @@ class Codex(ClaudeCode):
         ("apply_patch", "hash_edit", {}),
         ("spawn_agent", "parallel_subagents", {}),
     )
+    streamed_output_tools: Tuple[str, ...] = ()
     millisecond_fields = frozenset()
     context_fields = MappingProxyType({"model_id": "model", "turn_id": "turn_id",
                                        "permission_mode": "permission_mode"})
@@ -9880,6 +9895,7 @@ class GeminiCli(Agent):
         ("glob", "ffgrep", {"pattern": "glob", "dir_path": "path", "path": "path"}),
         ("google_web_search", "web_search", {"query": "query"}),
     )
+    streamed_output_tools: Tuple[str, ...] = ()
     millisecond_fields = frozenset()
     context_fields = MappingProxyType({})
     project_dir_variables = ("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR")
@@ -9993,6 +10009,7 @@ class CopilotCli(ClaudeCode):
         ("Grep", "ffgrep", {"pattern": "pattern", "glob": "glob"}),
         ("Glob", "ffgrep", {"pattern": "glob"}),
     )
+    streamed_output_tools: Tuple[str, ...] = ()
     millisecond_fields = frozenset()
     context_fields = MappingProxyType({})
     project_dir_variables = ()
@@ -10092,6 +10109,7 @@ class QwenCode(ClaudeCode):
         ("glob", "ffgrep", {"pattern": "glob", "path": "path"}),
         ("agent", "parallel_subagents", {}),
     )
+    streamed_output_tools: Tuple[str, ...] = ()
     millisecond_fields = frozenset([("run_shell_command", "timeout")])
     context_fields = MappingProxyType({"permission_mode": "permission_mode"})
     project_dir_variables = ("QWEN_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
@@ -11749,17 +11767,37 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
         settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
     except SettingsError as exc:
         return settings_error_answer(agent, event_name, exc)
+    spoken = agent_named(agent)
+    streamed = streamed_output_content(spoken, document.get("tool_name"))
+    if settings.redact_tool_output and mapped[0] == "before_tool" and streamed is not None:
+        return spoken.deny_answer(event_name, streamed)  # as a marker write: no hook need run
     # Context added at the end of a turn would make the agent run one more model round (and
     # answer again), so a message hook's items are recorded as not delivered (docs/interop.md).
     # The agent's answer redacts the agent's own tool_response (agent_answer), not the result's.
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
                         owns_process=_owns_process(options),
                         deliver_context=mapped[0] not in MESSAGE_PHASES, redact_result=False)
-    spoken = agent_named(agent)
     replaced = (document.get("error" if event_name in spoken.failed_tool_events
                              else spoken.tool_response_field)
                 if settings.redact_tool_output and mapped[0] == "after_tool" else None)
     return agent_answer(agent, result, event_name, replaced)
+
+
+# What the model reads when it calls a tool whose output no hook can redact: which tool to use.
+STREAMED_OUTPUT_CONTENT = (
+    "This tool call was blocked by local hook policy: %s streams its output to you where the "
+    "credentials in it cannot be redacted; use %s instead.")
+
+
+def streamed_output_content(agent: Agent, tool: Any) -> Optional[str]:
+    """The deny sentence for a call of one of the agent's streamed_output_tools (None for any
+    other tool): it names the agent's first tool of the same magihook tool that is not one."""
+    row = agent.tool_row(tool) if tool in agent.streamed_output_tools else None
+    if row is None:
+        return None
+    instead = next(name for name, each, _ in agent.tools
+                   if each == row[1] and name not in agent.streamed_output_tools)
+    return STREAMED_OUTPUT_CONTENT % (tool, instead)
 
 
 def _unwrapped_output_answer(agent: str, document: Mapping[str, Any],

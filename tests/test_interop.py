@@ -383,10 +383,12 @@ def test_print_settings_for_each_agent(tmp_path):
                "timeout": 600}
     group = {"matcher": "Bash|Read|Write|Edit|MultiEdit|Grep|Glob|WebSearch|Task|Agent",
              "hooks": [handler]}
+    # Monitor only before the tool: its output streams past the event after it.
+    before = dict(group, matcher=group["matcher"] + "|Monitor")
     assert (claude.returncode, claude.stderr) == (0, "")
     # The message events have no tool to match.
     assert json.loads(claude.stdout) == {"hooks": {
-        "PreToolUse": [group], "PostToolUse": [group], "PostToolUseFailure": [group],
+        "PreToolUse": [before], "PostToolUse": [group], "PostToolUseFailure": [group],
         "Stop": [{"hooks": [handler]}], "SubagentStop": [{"hooks": [handler]}]}}
     codex = json.loads(run_cli("adapt", "codex", "--print-settings", "--config",
                                str(folder / "s.json")).stdout)
@@ -1455,6 +1457,7 @@ class Tables:
     message_events = MappingProxyType({"Stop": "after_assistant"})
     failed_tool_events = frozenset()
     tools = (("Execute", "bash", {"command": "command"}),)
+    streamed_output_tools = ()
     millisecond_fields = frozenset()
     context_fields = MappingProxyType({})
     project_dir_variables = ()
@@ -1545,7 +1548,7 @@ def test_an_agent_class_that_leaves_its_tables_to_its_parent_is_refused():
         "    print(exc)\n")
     assert lines[:2] == [
         "agent class Copy must state tool_events, message_events, failed_tool_events, tools, "
-        "millisecond_fields, context_fields, project_dir_variables",
+        "streamed_output_tools, millisecond_fields, context_fields, project_dir_variables",
         "agent class Twin: its name or an alias is taken"]
 
 

@@ -310,3 +310,54 @@ def test_an_unwrapped_tool_gets_no_answer_without_the_setting_or_a_credential_or
     assert adapt_answer(project, "gemini", before) is None
     hooks = {"enabled": True, "after_tool": [{"command": "/bin/false", "failure_policy": "fail"}]}
     assert adapt_answer(project, "gemini", dict(event, tool_response={"llmContent": "x"}), hooks=hooks) is None
+
+
+# --- a tool whose output streams past every hook ------------------------------------------------------
+
+# Claude Code's Monitor runs a command and hands the model each line it prints as a message of its
+# own, which no hook sees (measured, 2.1.332): under the setting the call is denied before it runs.
+MONITOR_INPUT = {"description": "watch", "timeout_ms": 300000, "command": "cat app.env"}
+MONITOR_DENIED = ("This tool call was blocked by local hook policy: Monitor streams its output to you "
+                  "where the credentials in it cannot be redacted; use Bash instead.")
+
+
+def test_claude_code_monitor_is_denied_before_any_hook_and_bash_still_runs(project):
+    touched = project / "ran"
+    guard = write_script(project, "guard.sh", "#!/bin/bash\ntouch '%s'\n" % touched)
+    hooks = {"enabled": True, "before_tool": [{"command": str(guard)}]}
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PreToolUse", "Monitor", MONITOR_INPUT),
+                       hooks=hooks)
+    assert got == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                          "permissionDecisionReason": MONITOR_DENIED}}
+    assert not touched.exists()
+    bash = agent_stdin(project, "PreToolUse", "Bash", {"command": "cat app.env"})
+    assert adapt_answer(project, "claude-code", bash, hooks=hooks) is None
+    assert touched.exists()
+
+
+def test_claude_code_monitor_with_the_setting_off_meets_the_bash_guards_as_before(project):
+    # Wired by name, Monitor reaches adapt as itself; the bash guards still get its command, as
+    # they did when Claude Code handed its events to the Bash matcher as Bash's.
+    dump = project / "stdin.json"
+    guard = write_script(project, "guard.sh", "#!/bin/bash\ncat > '%s'\n" % dump)
+    hooks = {"enabled": True, "before_tool": [{"command": str(guard), "include_tools": ["bash"],
+                                               "payload": "full"}]}
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PreToolUse", "Monitor", MONITOR_INPUT),
+                       redact=False, hooks=hooks)
+    assert got is None
+    given = json.loads(dump.read_text())
+    assert (given["tool"]["name"], given["request"]) == ("bash", {"command": "cat app.env"})
+
+
+def test_claude_code_wires_monitor_before_the_tool_only():
+    snippet = magihook.agent_settings_snippet("claude-code", None, "mh")["hooks"]
+    assert "Monitor" in snippet["PreToolUse"][0]["matcher"].split("|")
+    for event in ("PostToolUse", "PostToolUseFailure"):
+        assert "Monitor" not in snippet[event][0]["matcher"].split("|")
+
+
+def test_every_streamed_output_tool_names_a_tool_to_use_instead():
+    for agent in magihook.AGENTS.values():
+        for tool in agent.streamed_output_tools:
+            sentence = magihook.streamed_output_content(agent, tool)
+            assert sentence is not None and "%" not in sentence, (agent.name, tool)

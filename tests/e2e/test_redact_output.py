@@ -2,7 +2,8 @@
 holding a credential, shown by the agent's shell tool (`cat`) and read by its read tool, reaches
 no request to the model while the file's other lines do (Claude Code, Gemini CLI, Copilot CLI,
 Qwen Code; Codex has no read tool: its shell `cat`); in Claude Code a Write of the redaction
-marker is blocked with the fixed sentence that tells the model why."""
+marker, and a Monitor (whose output streams past every hook), are blocked with the fixed sentence
+that tells the model why."""
 
 from __future__ import annotations
 
@@ -66,6 +67,27 @@ def test_writing_the_marker_is_blocked_and_the_model_is_told_why(claude, project
     results = done.tool_results_seen()
     assert len(results) == 1 and results[0].get("is_error") is True
     assert MARKER_WRITE in result_text(results[0])
+
+
+MONITOR_DENIED = ("This tool call was blocked by local hook policy: Monitor streams its output to you "
+                  "where the credentials in it cannot be redacted; use Bash instead.")
+
+
+def test_monitor_is_denied_with_why_and_bash_cat_is_still_redacted(claude, project, agent_release):
+    # 2.1.332's Monitor hands the model each line the command prints as a notification of its
+    # own, which no hook sees: unwired by name it sent the whole file.
+    if agent_release("claude-code") < (2, 1, 332):
+        pytest.skip("no Monitor tool before 2.1.332")
+    done = run(claude, project, [
+        ("Monitor", {"command": "cat app.env", "description": "scripted"}),
+        ("Bash", {"command": "cat app.env", "description": "scripted"}),
+    ])
+    texts = [request_text(request.body) for request in done.model.requests]
+    assert not any(SECRET in text for text in texts)
+    results = done.tool_results_seen()
+    assert len(results) == 2
+    assert results[0].get("is_error") is True and MONITOR_DENIED in result_text(results[0])
+    assert "LOG_LEVEL=debug" in result_text(results[1]) and "GITHUB_TOKEN=" + MARKER in result_text(results[1])
 
 
 # --- Gemini CLI (pinned): the AfterTool deny's reason is the output the model gets --------------------
