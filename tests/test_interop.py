@@ -1203,6 +1203,17 @@ def test_import_reports_a_matcher_re_rejects_with_other_errors_than_re_error(pro
         "carried over" % index for index in (0, 1)]
 
 
+def test_import_carries_a_monitor_guard_over_as_a_bash_guard(project):
+    # Claude Code's Monitor runs a command: a guard written for it guards magihook's bash (and
+    # so Bash calls too), where it was once dropped as matching no wrapped tool.
+    source = project / "settings.json"
+    source.write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Monitor", "hooks": [{"type": "command", "command": "/bin/true", "timeout": 5}]}]}}))
+    result = run_cli("import", "claude-code", str(source), cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert [hook["include_tools"] for hook in json.loads(result.stdout)["hooks"]["before_tool"]] == [["bash"]]
+
+
 @pytest.mark.parametrize("body,status", [
     ("printf 'done'", "invalid_json"),
     ("printf '[1]'", "invalid_shape"),
