@@ -243,6 +243,17 @@ def test_every_settings_example_is_valid_and_runs_its_hooks(document, line, bloc
                     for event in result["events"]] == [("hook_lifecycle", "started", None), *ended]
 
 
+def test_the_redaction_reference_counts_what_the_table_and_the_corpus_hold():
+    text = (ROOT / "docs" / "payloads-and-redaction.md").read_text(encoding="utf-8")
+    data = ROOT / "tests" / "data"
+    positives = [json.loads(line) for line in (data / "secrets_positive.jsonl").open(encoding="utf-8")]
+    negatives = (data / "secrets_negative.jsonl").read_text(encoding="utf-8").splitlines()
+    assert re.search(r"in text: %d formats of" % len(magihook.TOKEN_RULES), text)
+    assert re.search(r"%d positives in %d formats, %d\s+look-alikes" % (
+        len(positives), len({p["format"] for p in positives}), len(negatives)), text)
+    assert "100.0%% (%d/%d) | 100.0%% (%d/%d)" % ((len(positives),) * 2 + (len(negatives),) * 2) in text
+
+
 def test_the_preflight_reference_lists_every_runner_and_shell():
     # One source: the tables in magihook.py; the reference must name exactly their entries.
     usage = (ROOT / "docs" / "usage.md").read_text()
