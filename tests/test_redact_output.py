@@ -215,11 +215,14 @@ def test_gemini_reason_is_truncated_inside_the_wrapper():
     assert magihook._gemini_truncated("short") == "short"
 
 
-def test_copilot_gets_a_modified_result_with_the_redacted_text(project):
+@pytest.mark.parametrize("tool, tool_input", [("Bash", {"command": "cat app.env"}), ("read_bash", {"shellId": "1"})],
+                         ids=["wrapped", "unwrapped"])
+def test_copilot_gets_a_modified_result_with_the_redacted_text(project, tool, tool_input):
     # Copilot's PascalCase PostToolUse holds the output under tool_result (snake case); the
-    # answer that replaces it is modifiedResult (camel case).
+    # answer that replaces it is modifiedResult (camel case), also for a tool magihook does not
+    # wrap (read_bash: a background command's output).
     response = {"result_type": "success", "text_result_for_llm": CONTENT}
-    got = adapt_answer(project, "copilot", agent_stdin(project, "PostToolUse", "Bash", {"command": "cat app.env"},
+    got = adapt_answer(project, "copilot", agent_stdin(project, "PostToolUse", tool, tool_input,
                                                      tool_result=response))
     assert got == {"modifiedResult": {"resultType": "success", "textResultForLlm": CONTENT.replace(
         GITHUB, MARKER).replace(AWS_SECRET, MARKER)}}
@@ -291,14 +294,6 @@ def test_gemini_read_background_output_is_redacted_and_wired(project):
     snippet = magihook.agent_settings_snippet("gemini", None, "mh")
     assert "read_background_output" in snippet["hooks"]["AfterTool"][0]["matcher"].split("|")
     assert "read_background_output" not in snippet["hooks"]["BeforeTool"][0]["matcher"].split("|")
-
-
-def test_copilot_an_unwrapped_tool_s_output_is_redacted(project):
-    response = {"result_type": "success", "text_result_for_llm": CONTENT}
-    got = adapt_answer(project, "copilot", agent_stdin(project, "PostToolUse", "read_bash", {"shellId": "1"},
-                                                     tool_result=response))
-    assert got == {"modifiedResult": {"resultType": "success", "textResultForLlm": CONTENT.replace(
-        GITHUB, MARKER).replace(AWS_SECRET, MARKER)}}
 
 
 def test_an_unwrapped_tool_gets_no_answer_without_the_setting_or_a_credential_or_before_it(project):
