@@ -11735,9 +11735,10 @@ def _named_event(raw: bytes) -> Optional[str]:
     return name if isinstance(name, str) else None
 
 
-# A JSON string (its escapes whole) or a bracket: what _cut_event_name steps over.
-_JSON_STRING_OR_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}]', re.DOTALL)
-_EVENT_NAME_VALUE = re.compile(rb'\s*:\s*"([A-Za-z]{1,64})"')
+# A JSON string (its escapes whole) or a bracket: what _cut_event_name steps over.  Compiled
+# where used (re's own cache): only a rejected event reads them, and every call imports this.
+_JSON_STRING_OR_BRACKET = rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}]'
+_EVENT_NAME_VALUE = rb'\s*:\s*"([A-Za-z]{1,64})"'
 
 
 def _cut_event_name(raw: bytes) -> Optional[str]:
@@ -11745,12 +11746,13 @@ def _cut_event_name(raw: bytes) -> Optional[str]:
     EVENT_MAX_BYTES: the agents write the name before the tool's input and output).  Strings
     are stepped over whole, so a name quoted inside one (escaped) is never taken."""
     depth = 0
-    for token in _JSON_STRING_OR_BRACKET.finditer(raw):
+    name_value = re.compile(_EVENT_NAME_VALUE)
+    for token in re.finditer(_JSON_STRING_OR_BRACKET, raw, re.DOTALL):
         text = token.group()
         if text[:1] != b'"':
             depth += 1 if text in (b"{", b"[") else -1
         elif depth == 1 and text == b'"hook_event_name"':
-            value = _EVENT_NAME_VALUE.match(raw, token.end())
+            value = name_value.match(raw, token.end())
             if value is not None:
                 return value.group(1).decode("ascii")
     return None
@@ -11777,8 +11779,7 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
     result = _run_phase(settings, mapped[0], mapped[1], session_path=options.get("--session"),
                         owns_process=_owns_process(options),
                         deliver_context=mapped[0] not in MESSAGE_PHASES, redact_result=False)
-    replaced = (document.get("error" if event_name in spoken.failed_tool_events
-                             else spoken.tool_response_field)
+    replaced = (_tool_output(spoken, document)
                 if settings.redact_tool_output and mapped[0] == "after_tool" else None)
     return agent_answer(agent, result, event_name, replaced)
 
@@ -11800,6 +11801,13 @@ def streamed_output_content(agent: Agent, tool: Any) -> Optional[str]:
     return STREAMED_OUTPUT_CONTENT % (tool, instead)
 
 
+def _tool_output(agent: Agent, document: Mapping[str, Any]) -> Any:
+    """What the agent's after-tool event holds as the tool's output: its error after a failed
+    tool, else its tool_response_field (None when absent)."""
+    failed = document["hook_event_name"] in agent.failed_tool_events
+    return document.get("error" if failed else agent.tool_response_field)
+
+
 def _unwrapped_output_answer(agent: str, document: Mapping[str, Any],
                              options: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """After a tool magihook does not wrap (no hook runs for it): the answer that has the model
@@ -11817,8 +11825,7 @@ def _unwrapped_output_answer(agent: str, document: Mapping[str, Any],
         return None
     if not settings.redact_tool_output:
         return None
-    response = document.get("error" if event_name in spoken.failed_tool_events
-                            else spoken.tool_response_field)
+    response = _tool_output(spoken, document)
     if response is None:
         return None
     result = {"phase": "after_tool", "verdict": "continue", "context_items": [], "warnings": []}
