@@ -35,6 +35,16 @@ HOOK_ONLY = {"subprocess", "select", "selectors", "errno"}
 ISOLATED = ("-S", "-I")
 
 
+@pytest.fixture(autouse=True)
+def private_tmpdir(tmp_path, monkeypatch):
+    """TMPDIR on an empty folder of this test's own: a call that runs a hook first sweeps the
+    temporary directory, and a payload_ref folder there (another test's, running at the same
+    moment) makes it check that folder's lock, which imports fcntl."""
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+
+
 def imported(argv, event=None, cwd=None) -> set:
     done = subprocess.run([sys.executable, *ISOLATED, "-X", "importtime", *argv],
                           input=json.dumps(event or bash_event()).encode(), capture_output=True,
