@@ -6765,20 +6765,27 @@ def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Opt
     return kept
 
 
+# A run of 16 token characters: every vendor format's body has one, a path or a word list none,
+# so that only a value that might hold a token pays for the vendor table's patterns.
+_token_run_re = _lazy_re(r"[A-Za-z0-9_+-]{16,}")
+
+
 @functools.lru_cache(maxsize=1024)
 def _is_credential_variable(name: str, value: str) -> bool:
     """A credential-shaped name (the redactor's key rule: ANTHROPIC_API_KEY, GITHUB_TOKEN...), a
     random value under another name ending in key (the text scan's rule for key names), or a
-    value holding a URL's password (DATABASE_URL, REDIS_URL, HTTP_PROXY: what a variable of a
-    plain name most often carries), by the redactor's own URL rule.  Not the redactor's every
-    rule: its token patterns compiled for the environment's text would cost each call more than
+    value the vendor table or the URL rule finds something in, whatever its name (DEPLOY_BOT=ghp_…,
+    DATABASE_URL=postgres://app:…@db, a PEM key).  Not the name rules inside a value
+    (`…;Password=x`): compiled for the environment's text they would cost each call more than
     the rest of magihook's own work on it."""
     if name == _WORKING_FOLDER_VARIABLE:
         return False
     if _is_key_name(name) and _random_under_key_name(name, value):
         return True                           # VERTEX_AI_KEY, SUPABASE_SERVICE_ROLE_KEY, as in text
-    return is_credential_key(name) or ("@" in value and any(
-        _userinfo_span(value, m) is not None for m in _userinfo_re().finditer(value)))
+    return is_credential_key(name) or (
+        ("@" in value or len(value) >= 16 and any(
+            _has_letter_and_digit(run) for run in _token_run_re().findall(value)))
+        and bool(_prefixed_spans(value)))
 
 
 def _make_fds_private() -> bool:

@@ -461,14 +461,23 @@ AGENT_CREDENTIALS = {"ANTHROPIC_API_KEY": "sk-ant-api03-" + "a1B2" * 20, "GITHUB
                      "VERTEX_AI_KEY": "AQ.Ab8RN6Kx2mP9vL4tW7yZ",
                      # a URL's password under a plain name: found by its value
                      "DATABASE_URL": "postgres://app:Xk9pw2vQz@db:5432/app",
-                     "HTTP_PROXY": "http://me:pr0xyPw9x@proxy.corp:3128"}
+                     "HTTP_PROXY": "http://me:pr0xyPw9x@proxy.corp:3128",
+                     # a vendor's token or a private key under a name of the user's own
+                     "DEPLOY_BOT": "ghp_" + "Xq7Lm2Pz9Rt4Wk8Jd3Fh6Nb1Vc5Gy0Ts7Qe",
+                     "OPENAI": "sk-proj-" + "Xq7Lm2Pz9Rt4Wk8Jd3Fh6Nb1Vc5Gy0Ts7Qe2Ua9Ho4Ri8Kp3Mw6",
+                     "ALERTS": "https://hooks.slack.com/services/T01ABCDEF23/B04GHIJKL56/Xq7Lm2Pz9Rt4Wk8Jd3Fh6Nb1",
+                     "TLS_KEY": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1c7+9z5Pad7OejecsQ0bu3aumg"
+                                "\n-----END RSA PRIVATE KEY-----"}
 ORDINARY_VARIABLES = {"KEEP_ME": "plain", "MAX_TOKENS": "4096", "TOKENIZERS_PARALLELISM": "false",
                       "SSH_AUTH_SOCK": "/tmp/agent.sock", "PASSWORD_STORE_DIR": "/tmp/store",
                       "GITHUB_SHA": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4", "NO_PROXY": "localhost,.corp",
                       "DOCKER_HOST": "unix:///run/user/1000/docker.sock", "LS_COLORS": "rs=0:di=01;34:*.tar=01;31",
                       "SESSION_MANAGER": "local/host:@/tmp/.ICE-unix/1234,unix/host:/tmp/.ICE-unix/1234",
                       "EMAIL": "me@example.org", "GIT_REMOTE": "ssh://git@github.com/acme/app.git",
-                      "URL_PAT": "^https?://", "XKB_KEY": "pc105", "SORT_KEY": "name"}
+                      "URL_PAT": "^https?://", "XKB_KEY": "pc105", "SORT_KEY": "name",
+                      "INVOCATION_ID": "3f1c2b7a9d8e4f6a8b0c1d2e3f4a5b6c",
+                      "NODE_OPTIONS": "--max-old-space-size=4096",
+                      "PYENV_ROOT": "/home/u/.pyenv/versions/3.11.7/lib/python3.11/site-packages"}
 
 
 def dumped_env(path):
