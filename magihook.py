@@ -4527,7 +4527,7 @@ def _name_pattern(stems: Sequence[str], value: str = "") -> str:
 # Who a prose password is for: a user name, or what git's prompt quotes (`Password for
 # 'https://bob@github.com':`); and the quote or bracket a prose value may stand in (`Your API
 # key: `X``, `the password is "X"`), which stays.
-_PROSE_USER = r"(?:[\w.@+-]{1,64}%s|'[^'\s]{1,128}')" % _WHOLE
+_PROSE_USER = r"(?:(?:user[ \t]+)?[\w.@+-]{1,64}%s|'[^'\s]{1,128}')" % _WHOLE
 _PROSE_QUOTE = r"[\"'`<]?"
 
 
@@ -5707,9 +5707,12 @@ def _prose_at(text: str, low: str, stem: int, ends: Dict[str, int], found: List[
 
 
 def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
+    """A prose match's value: after `for <user>` or `is`, or after a colon that follows a noun of
+    two words (`API key: X`: no identifier holds a space) or a possessive or article (`your
+    token: X`; a bare `token: X` is the name rules' to judge)."""
     start = m.start()
-    if not (m.group("for") or "is" in m.group("sep")) and _prose_before_re().search(
-            low[max(0, start - 24):start]) is None:
+    if not (m.group("for") or "is" in m.group("sep") or " " in low[start:m.start("sep")]) and (
+            _prose_before_re().search(low[max(0, start - 24):start]) is None):
         return None
     return _prose_value(text, m)
 
@@ -5721,7 +5724,9 @@ def _prose_value(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     while end > start and text[end - 1] in _PROSE_END:
         end -= 1
     value = text[start:end]
-    return (start, end) if _looks_secret(value) and not _is_placeholder(value) else None
+    if not _looks_secret(value) or _is_placeholder(value) or _is_code_reference(value, False, True):
+        return None                           # `the password is process.env.PASSWORD`: code
+    return start, end
 
 
 def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:

@@ -136,6 +136,9 @@ KEPT = {
 
     "quoted words and calls in prose": ('The token is `string`; the password is "correct".\n'
                                         "my token is `getToken()`\nPassword for 'https://bob@github.com': \n"),
+    "a reference in prose": ("The password is process.env.DB_PASSWORD.\nAPI key: config.apiKey\n"
+                             "Your API key: os.environ.OPENAI_API_KEY\n"),
+    "a bare noun's colon and a word": "token: string\nAPI key: required\nSecret key: see below\n",
 }
 
 
@@ -147,6 +150,9 @@ def test_ordinary_output_is_kept(text):
 REDACTED = {
     "your API key:": ("Your API key: %s" % SECRET, "Your API key: %s" % M),
     "password for a user:": ("Password for bob: Tr0ub4dor-x9Q", "Password for bob: %s" % M),
+    "password for user <name>:": ("password for user bob: Tr0ub4dor-x9Q", "password for user bob: %s" % M),
+    "API key: without a possessive": ("API key: %s" % SECRET, "API key: %s" % M),
+    "Secret key: without a possessive": ("Secret key: Tr0ub4dor-x9Q", "Secret key: %s" % M),
     "the password is": ("The password is Tr0ub4dor-x9Q.", "The password is %s." % M),
     "your api key is": ("your api key is %s" % SECRET, "your api key is %s" % M),
     "a quoted value after the token is": ('My token is "Tr0ub4dor-x9Q".', 'My token is "%s".' % M),
