@@ -6770,8 +6770,9 @@ def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Opt
     return kept
 
 
-# A run of 16 token characters: every vendor format's body has one, a path or a word list none,
-# so that only a value that might hold a token pays for the vendor table's patterns.
+# A run of 16 token characters: every vendor format's body has one, a path, an e-mail address or
+# a word list none, so that only a value that might hold a token pays for the vendor table's
+# patterns (a short text compiles those of every lead letter it holds).
 _token_run_re = _lazy_re(r"[A-Za-z0-9_+-]{16,}")
 
 
@@ -6787,10 +6788,12 @@ def _is_credential_variable(name: str, value: str) -> bool:
         return False
     if _is_key_name(name) and _random_under_key_name(name, value):
         return True                           # VERTEX_AI_KEY, SUPABASE_SERVICE_ROLE_KEY, as in text
-    return is_credential_key(name) or (
-        ("@" in value or len(value) >= 16 and any(
-            _has_letter_and_digit(run) for run in _token_run_re().findall(value)))
-        and bool(_prefixed_spans(value)))
+    if is_credential_key(name):
+        return True
+    if "@" in value and any(_userinfo_span(value, m) is not None for m in _userinfo_re().finditer(value)):
+        return True                           # DATABASE_URL, HTTP_PROXY: what a plain name most often holds
+    return len(value) >= 16 and any(_has_letter_and_digit(run) for run in _token_run_re().findall(
+        value)) and bool(_prefixed_spans(value))
 
 
 def _make_fds_private() -> bool:
