@@ -57,6 +57,9 @@ KEPT = {
     "a commit hash under a key": "commit {h}\n    Bump key = {h}\n".format(h=COMMIT),
     "a name in code with a bit width under a key": 'key = "readUInt32BigEndian"\nkey = "writeInt16LE"\n',
     "names and values chained under a key name": "a_key=a_key=a_key=b_key=c2_key=d3_key=e4_key=f5\n",
+    "quoted words, labels and cache keys after a bare key and a colon": (
+        '- key: "node-role.kubernetes.io/control-plane"\n  key: "{h}"\n'
+        '  key: "v1-deps-{h}"\n  {{ key: "readUInt32BigEndian", value: function f() {{}} }}\n').format(h=COMMIT),
     "a key compared with a word or a hash": ('if sortKey == "createdAtTimestamp" {{\n'
                                              'if key == "{h}" {{\n').format(h=COMMIT),
     "cache keys led by a version tag": "restore_key = v1-deps-{h}\nkey = v3-gems-Linux-{h}\n".format(h=COMMIT),
@@ -246,6 +249,8 @@ REDACTED = {
     "joined base64 pieces under a key name": (
         'appointeddKey := "Ci0a2bSpRyFcZyEXBEr9RHzf3xXllqO=XVoh+t0L0s8T2s3MFntfWhBlovqLaqEadtuJ9=Jy6yCOXmhbp"',
         'appointeddKey := "%s"' % M),
+    "a quoted random value after a bare key and a colon": ('api:\n  key: "XzUkp562BtmjfRGoOGBiLLNu"\n',
+                                                           'api:\n  key: "%s"\n' % M),
     "a key name compared with a random literal": ('if browserstackKey != "cK1bq7JREJtMf1meaGgs" {',
                                                   'if browserstackKey != "%s" {' % M),
     # Formats by their own shape, under any name or none.
