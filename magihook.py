@@ -4925,10 +4925,12 @@ def _is_key_name(name: str) -> bool:
     if not words or words[-1][-3:] != "key" and words[-1] != "keys":
         return False
     # A bare key, keys or Duo's skey and akey (DUO_SKEY, pam_duo.conf's `skey =`) is one as it is;
-    # a glued key (azureFunctionkey, gpgkey, storageaccountkey; not monkey, startkey) needs its qualifier.
+    # a glued key (azureFunctionkey, gpgkey, storageaccountkey, a URL's ?tokenkey=; not monkey,
+    # startkey) needs its qualifier or a secret's word.
     if words[-1] not in ("key", "keys", "skey", "akey"):
         head = words[-1][:-3]
-        if not (head in _KEY_QUALIFIERS or any(word in _VENDOR_WORDS for word in words[:-1] + [head])
+        if not (head in _KEY_QUALIFIERS or head in _SECRET_WORDS
+                or any(word in _VENDOR_WORDS for word in words[:-1] + [head])
                 or head.endswith(_GLUED_KEY_QUALIFIERS)):
             return False
         words = words[:-1] + [head, "key"]

@@ -60,6 +60,8 @@ KEPT = {
     "quoted words, labels and cache keys after a bare key and a colon": (
         '- key: "node-role.kubernetes.io/control-plane"\n  key: "{h}"\n'
         '  key: "v1-deps-{h}"\n  {{ key: "readUInt32BigEndian", value: function f() {{}} }}\n').format(h=COMMIT),
+    "words and hashes under a secret's word glued to key": "?tokenkey=auth_token_storage_v2&k=1\ntokenkey={h}\n".format(
+        h=COMMIT),
     "a key compared with a word or a hash": ('if sortKey == "createdAtTimestamp" {{\n'
                                              'if key == "{h}" {{\n').format(h=COMMIT),
     "cache keys led by a version tag": "restore_key = v1-deps-{h}\nkey = v3-gems-Linux-{h}\n".format(h=COMMIT),
@@ -251,6 +253,9 @@ REDACTED = {
         'appointeddKey := "%s"' % M),
     "a quoted random value after a bare key and a colon": ('api:\n  key: "XzUkp562BtmjfRGoOGBiLLNu"\n',
                                                            'api:\n  key: "%s"\n' % M),
+    "a random value under a secret's word glued to key, in a URL's query": (
+        '"https://api.dronahq.com/v1/example?tokenkey=5j5jvhn9hm6qojajn61pe1ccqly424lrd0g41vbh6wwscer3pa"',
+        '"https://api.dronahq.com/v1/example?tokenkey=%s"' % M),
     "a key name compared with a random literal": ('if browserstackKey != "cK1bq7JREJtMf1meaGgs" {',
                                                   'if browserstackKey != "%s" {' % M),
     # Formats by their own shape, under any name or none.
