@@ -269,6 +269,8 @@ REDACTED = {
     "New Relic's license key of the EU region": (
         "new relic license key EU = 'eu01xxb7e8b0dddc28ac051a64ffd583FFFFNRAL'",
         "new relic license key EU = '%s'" % M),
+    "a Discord token whose first part, 26 characters, starts with another letter": (
+        "bot: ATMyOTQ4MTN5OTU5MTDwMEcxNg.GSwJyi.sbaw8msOR3Wi6vPUzeIWy_P0vJbB0UuRVjH8l8\n", "bot: %s\n" % M),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
