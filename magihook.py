@@ -4300,8 +4300,20 @@ def _secret_group_span(text: str, m: re.Match[str], rule: TokenRule,
     if not _in_context(text, m.start(), rule, seen):
         return None
     start, end = m.span("s_" + _id_tag(rule.id))
-    secret = text[start:end]
-    return None if _is_placeholder(secret.strip("'\"")) else (start, end)
+    secret = text[start:end].strip("'\"")
+    # A field in braces is a template's ({password}), unless it reads as no name ({ZqL5kVrX1n8tA2}).
+    if _is_placeholder(secret) and not (secret[:1] == "{" and secret[-1:] == "}" and _flips_case(secret[1:-1])):
+        return None
+    return (start, end)
+
+
+def _flips_case(value: str) -> bool:
+    """VALUE is 8 or more letters of both cases and digits, the kind changing at two characters
+    in three or more (ZqL5kVrX1n8tA2): random, where a name's words run (apiSecret2, Pass123Word)."""
+    kinds = [c.isdigit() + 2 * c.isupper() for c in value]
+    flips = sum(one != two for one, two in zip(kinds, kinds[1:]))
+    return len(value) >= 8 and value.isalnum() and value.isascii() and len(set(kinds)) == 3 \
+        and 3 * flips >= 2 * len(value)
 
 
 def _digits_span(text: str, lead: int, end: int, fewest: int) -> Optional[Tuple[int, int]]:

@@ -62,6 +62,8 @@ KEPT = {
         '  key: "v1-deps-{h}"\n  {{ key: "readUInt32BigEndian", value: function f() {{}} }}\n').format(h=COMMIT),
     "words and hashes under a secret's word glued to key": "?tokenkey=auth_token_storage_v2&k=1\ntokenkey={h}\n".format(
         h=COMMIT),
+    "template fields in braces after curl's user flag": (
+        'curl -u "{apiKey}:{apiSecret2}" https://api.example.test/\ncurl --user admin:{Pass123Word} x\n'),
     "a key compared with a word or a hash": ('if sortKey == "createdAtTimestamp" {{\n'
                                              'if key == "{h}" {{\n').format(h=COMMIT),
     "cache keys led by a version tag": "restore_key = v1-deps-{h}\nkey = v3-gems-Linux-{h}\n".format(h=COMMIT),
@@ -271,6 +273,9 @@ REDACTED = {
         "new relic license key EU = '%s'" % M),
     "a Discord token whose first part, 26 characters, starts with another letter": (
         "bot: ATMyOTQ4MTN5OTU5MTDwMEcxNg.GSwJyi.sbaw8msOR3Wi6vPUzeIWy_P0vJbB0UuRVjH8l8\n", "bot: %s\n" % M),
+    "a random password in braces after curl's user flag": (
+        'curl -X POST --user "{acd3c08b-74e8-4f44-a2d0-80694le24f46}":"{ZqL5kVrX1n8tA2}" --header "Accept: text/plain"',
+        'curl -X POST --user "{acd3c08b-74e8-4f44-a2d0-80694le24f46}":"%s" --header "Accept: text/plain"' % M),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
