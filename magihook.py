@@ -3591,6 +3591,7 @@ TOKEN_RULES = (
     TokenRule("razorpay-key", "_", ("rzp_live_", "rzp_test_"), ((_AN, 14, 14),), "rzp_test_Bf3q3VopROE8qs", "myrzp_test_Bf3q3VopROE8qs"),  # noqa: E501
     TokenRule("maxmind-license-key", "_", (), ((_AN, 6, 6), "_", (_AN, 29, 29), "_mmk"), "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", "n8HZ3X_UgiCmiBHS7ET9o2T711Z is cut", needles=("_mmk",), back=36, pattern="mmk(?<=[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)"),  # noqa: E501
     TokenRule("braintree-access-token", "_", ("access_token$production$", "access_token$sandbox$"), ((_LAN, 16, 16), "$", (_HEX, 32, 32)), "access_token$production$5fxqcrxiuo9jrzyp$c8bd4e41d9ecdbb8b4a2cd8af216d1e6", "access_token$production$servingcellconfigcommonsibelementfieldvaluemessag"),  # noqa: E501
+    TokenRule("besttime-private-key", "_", ("pri_",), ((_HEX, 32, 32),), "pri_9209dcb468e07e032fd0db161b56bb9a", "pri_9209dcb468e07e032fd0db161b56bb9 is cut"),  # noqa: E501
     # -- led by "-"
     TokenRule("anthropic-api-key", "-", ("sk-ant-api03-", "sk-ant-admin01-"), ((_URL, 93, 93), "AA"), "sk-ant-admin01-QJFI0gQVCM5dmuyGJNSL14K9aI83Lf4mWrw3IAcL9kPw5zYru-B5jZR2HfJpWJev5KyhvVdibtYqbTKRQzczLAL-RvYEjAA", "xsk-ant-admin01-QJFI0gQVCM5dmuyGJNSL14K9aI83Lf4mWrw3IAcL9kPw5zYru-B5jZR2HfJpWJev5KyhvVdibtYqbTKRQzczLAL-RvYEjAA"),  # noqa: E501
     TokenRule("openai-api-key", "-", ("sk-",), ((_URL, 20, 250),), "sk-G32Bts6Y7ecx1d9MHdu7EF9H31EsNun8tle", "xsk-G32Bts6Y7ecx1d9MHdu7EF9H31EsNun8tle", context="letter_digit"),  # noqa: E501

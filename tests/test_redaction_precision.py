@@ -276,6 +276,9 @@ REDACTED = {
     "a random password in braces after curl's user flag": (
         'curl -X POST --user "{acd3c08b-74e8-4f44-a2d0-80694le24f46}":"{ZqL5kVrX1n8tA2}" --header "Accept: text/plain"',
         'curl -X POST --user "{acd3c08b-74e8-4f44-a2d0-80694le24f46}":"%s" --header "Accept: text/plain"' % M),
+    "BestTime's private key in a URL's path": (
+        'url := "https://besttime.app/api/v1/keys/pri_099889f14d114dfaae476569b395eade"',
+        'url := "https://besttime.app/api/v1/keys/%s"' % M),
     "a comment in a Secret's data": ("kind: Secret\ndata:\n  # base64 of the password\n  key: bXlwYXNzd29yZA==\n",
                                      "kind: Secret\ndata:\n  # base64 of the password\n  key: %s\n" % M),
 }
