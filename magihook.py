@@ -4191,13 +4191,9 @@ def _prefix_start(text: str, rule: TokenRule, lead_pos: int) -> Tuple[int, int]:
 
 
 def _discord_start(text: str, dot: int) -> int:
-    """Where the Discord token whose first dot is at DOT starts, or -1.  Its first part is the
-    account id in base64: M, N or O first for an id's digits, but a part of 26 characters (a
-    19-digit id's length) is taken whatever letter starts it (detect-secrets' tests: `ATMy…`)."""
     for width in range(26, 21, -1):
         start = dot - width - 1
-        if start >= 0 and (text[start] in "MNO" or width == 25 and text[start].isalpha()) \
-                and (start == 0 or text[start - 1] not in _TOKEN_CHARS) \
+        if start >= 0 and text[start] in "MNO" and (start == 0 or text[start - 1] not in _TOKEN_CHARS) \
                 and all(c in _TOKEN_CHARS or c == "-" for c in text[start:dot]):
             return start
     return -1

@@ -271,8 +271,6 @@ REDACTED = {
     "New Relic's license key of the EU region": (
         "new relic license key EU = 'eu01xxb7e8b0dddc28ac051a64ffd583FFFFNRAL'",
         "new relic license key EU = '%s'" % M),
-    "a Discord token whose first part, 26 characters, starts with another letter": (
-        "bot: ATMyOTQ4MTN5OTU5MTDwMEcxNg.GSwJyi.sbaw8msOR3Wi6vPUzeIWy_P0vJbB0UuRVjH8l8\n", "bot: %s\n" % M),
     "a random password in braces after curl's user flag": (
         'curl -X POST --user "{acd3c08b-74e8-4f44-a2d0-80694le24f46}":"{ZqL5kVrX1n8tA2}" --header "Accept: text/plain"',
         'curl -X POST --user "{acd3c08b-74e8-4f44-a2d0-80694le24f46}":"%s" --header "Accept: text/plain"' % M),

@@ -182,9 +182,6 @@ LOOK_ALIKES = [
     "| 42|ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMN |",
     # GitLab's runner registration prefix before too few or too many token characters.
     "GR1348941helloWord0 and GR1348941PREfix_helloworld380_testin_pretty_long_token_long_",
-    # A Discord token's dotted shape after a first part of 26 glued to a word, or of 25 not led by M, N or O.
-    "xATMyOTQ4MTN5OTU5MTDwMEcxNg.GSwJyi.sbaw8msOR3Wi6vPUzeIWy_P0vJbB0UuRVjH8l8",
-    "TMyOTQ4MTN5OTU5MTDwMEcxNg.GSwJyi.sbaw8msOR3Wi6vPUzeIWy_P0vJbB0UuRVjH8l8",
     # New Relic's tail after what is no license key: a word, a hex run glued to a longer word.
     "see release-notes-2024-FFFFNRAL and x9209dcb468e07e032fd0db161b56bb9aFFFFNRAL",
 ]
