@@ -4432,10 +4432,10 @@ _NAME_STEMS = (
     # only a key glued to another word (api_key, keyId) goes on.  One lookahead for both
     # sides: a group of two would try a failed name a second time (secretKeyRef: {).
     r"key(?!board|stroke|word|frame|note|chain|s(?![a-z]))(?=(?<=[a-z0-9_.-]key)|[a-z0-9_.-])",
-    # ... or before "=", or ": " or " - " and a quote (not `key:` and a bare word: YAML's every
-    # key, a build's cache key), and a run of token characters (`using key = 81a1…`): a name
-    # that only a random value makes a credential (_is_key_name).
-    r"key(?<![a-z0-9_.-]key)(?=[ \t]{0,4}(?::?=[ \t]{0,4}[\"'`]?|[:-][ \t]{1,4}[\"'])[a-z0-9+/_-]{16})",
+    # ... or before "=" or " - '" (not `key:`: YAML's every key, a transpiled class's method
+    # names) and a run of token characters (`using key = 81a1…`): a name that only a random
+    # value makes a credential (_is_key_name).
+    r"key(?<![a-z0-9_.-]key)(?=[ \t]{0,4}(?::?=[ \t]{0,4}[\"'`]?|-[ \t]{1,4}[\"'])[a-z0-9+/_-]{16})",
     r"kie(?<=cookie)",
     r"pass(?:w|phrase|code)",
     r"pass(?<=[a-z_]pass)(?![a-z])",    # DB_PASS, smtp_pass, smtppass

@@ -64,6 +64,12 @@ KEPT = {
         h=COMMIT),
     "template fields in braces after curl's user flag": (
         'curl -u "{apiKey}:{apiSecret2}" https://api.example.test/\ncurl --user admin:{Pass123Word} x\n'),
+    "a transpiled class's method names after a bare key and a colon": (
+        '  _createClass(Select, [{\n    key: "UNSAFE_componentWillReceiveProps",\n'
+        '    value: function UNSAFE_componentWillReceiveProps(nextProps) {\n'
+        '    key: "renderMenuItemsV2",\n  {key: "-NxYz3abcDEF12gHiJkL"}, {key: "V1StGXR8_Z5jdHi6B-myT"}\n'),
+    "a dotted module path whose first part has 26 characters": (
+        "from configuration_manager_base.models.ConfigurationManagerSerializer2 import x\n"),
     "a key compared with a word or a hash": ('if sortKey == "createdAtTimestamp" {{\n'
                                              'if key == "{h}" {{\n').format(h=COMMIT),
     "cache keys led by a version tag": "restore_key = v1-deps-{h}\nkey = v3-gems-Linux-{h}\n".format(h=COMMIT),
@@ -253,8 +259,6 @@ REDACTED = {
     "joined base64 pieces under a key name": (
         'appointeddKey := "Ci0a2bSpRyFcZyEXBEr9RHzf3xXllqO=XVoh+t0L0s8T2s3MFntfWhBlovqLaqEadtuJ9=Jy6yCOXmhbp"',
         'appointeddKey := "%s"' % M),
-    "a quoted random value after a bare key and a colon": ('api:\n  key: "XzUkp562BtmjfRGoOGBiLLNu"\n',
-                                                           'api:\n  key: "%s"\n' % M),
     "a random value under a secret's word glued to key, in a URL's query": (
         '"https://api.dronahq.com/v1/example?tokenkey=5j5jvhn9hm6qojajn61pe1ccqly424lrd0g41vbh6wwscer3pa"',
         '"https://api.dronahq.com/v1/example?tokenkey=%s"' % M),
