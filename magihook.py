@@ -5722,26 +5722,35 @@ def _prose_at(text: str, low: str, stem: int, ends: Dict[str, int], found: List[
 
 
 def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
-    """A prose match's value: after `for <user>` or `is`, or after a colon that follows a noun of
-    two words (`API key: X`: no identifier holds a space) or a possessive or article (`your
-    token: X`; a bare `token: X` is the name rules' to judge)."""
+    """A prose match's value: after `for <user>` or `is`, or after a colon that follows a
+    possessive or article (`your token: X`; a bare `token: X` is the name rules' to judge) or a
+    noun of two words (`API key: X`: no identifier holds a space), whose value is then held to a
+    key name's random shape (a label's value is often a word: `Secret key: AES-256-GCM`)."""
     start = m.start()
-    if not (m.group("for") or "is" in m.group("sep") or " " in low[start:m.start("sep")]) and (
-            _prose_before_re().search(low[max(0, start - 24):start]) is None):
-        return None
-    return _prose_value(text, m)
+    if m.group("for") or "is" in m.group("sep") or _prose_before_re().search(
+            low[max(0, start - 24):start]) is not None:
+        return _prose_value(text, m, False)
+    return _prose_value(text, m, True) if " " in low[start:m.start("sep")] else None
 
 
-def _prose_value(text: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
+# Where a prose value says where a secret is kept, not what it is: a path (`~/.ssh/id_ed25519`), a
+# URL or a scheme's reference (`op://…`, `env:NAME`, `arn:…`), a line of a file (`config.yaml#L12`),
+# a masked key (`****abcd`), a file's name.
+_prose_pointer_re = _lazy_re(r"[/~.]|[A-Za-z][\w+.-]*:|.*[#*]|.*\.(?:txt|json|ya?ml|pem|key|env|ini|toml|cfg|conf)\Z")
+
+
+def _prose_value(text: str, m: re.Match[str], random: bool) -> Optional[Tuple[int, int]]:
     """The value a prose match ends with, without the sentence's punctuation, if it looks like
-    a secret (`the password is correct` is prose)."""
+    a secret (`the password is correct` is prose), or with RANDOM like a key name's random one."""
     start, end = m.span("v")
     while end > start and text[end - 1] in _PROSE_END:
         end -= 1
     value = text[start:end]
-    if not _looks_secret(value) or _is_placeholder(value) or _is_code_reference(value, False, True):
+    if not _looks_secret(value) or _is_placeholder(value) or _prose_pointer_re().match(value):
+        return None
+    if _is_code_reference(value, False, True):
         return None                           # `the password is process.env.PASSWORD`: code
-    return start, end
+    return (start, end) if not random or _looks_random_key(value, False, False) else None
 
 
 def _merge(spans: Sequence[Tuple[int, int]]) -> List[List[int]]:

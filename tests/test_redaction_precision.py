@@ -152,6 +152,12 @@ KEPT = {
     "a reference in prose": ("The password is process.env.DB_PASSWORD.\nAPI key: config.apiKey\n"
                              "Your API key: os.environ.OPENAI_API_KEY\n"),
     "a bare noun's colon and a word": "token: string\nAPI key: required\nSecret key: see below\n",
+    "where a secret is kept, in prose": (
+        "Secret key: ~/.ssh/id_ed25519\nAPI key: op://Private/OpenAI/credential2\nYour API key: config.yaml#L12\n"
+        "The password is env:DB_PASSWORD2\nYour API key: ****abcd1234\nAPI key: ./secrets/api-key-2024.txt\n"
+        "The password is /etc/ssl/private/server2024.key\nYour API key: keyring:openai/default2\n"),
+    "a label's word after a two-word noun": (
+        "Secret key: AES-256-GCM\nAPI key: HMAC-SHA256 signed\nSecret key: secp256k1\n"),
 }
 
 
@@ -165,7 +171,7 @@ REDACTED = {
     "password for a user:": ("Password for bob: Tr0ub4dor-x9Q", "Password for bob: %s" % M),
     "password for user <name>:": ("password for user bob: Tr0ub4dor-x9Q", "password for user bob: %s" % M),
     "API key: without a possessive": ("API key: %s" % SECRET, "API key: %s" % M),
-    "Secret key: without a possessive": ("Secret key: Tr0ub4dor-x9Q", "Secret key: %s" % M),
+    "Secret key: without a possessive": ("Secret key: %s" % SECRET, "Secret key: %s" % M),
     "the password is": ("The password is Tr0ub4dor-x9Q.", "The password is %s." % M),
     "your api key is": ("your api key is %s" % SECRET, "your api key is %s" % M),
     "a quoted value after the token is": ('My token is "Tr0ub4dor-x9Q".', 'My token is "%s".' % M),
