@@ -4358,7 +4358,7 @@ def _accept_prefixed(text: str, m: re.Match[str],
     if start < 0:
         return None
     body = text[body_start:end]
-    if rule.context == "letter_digit" and not _has_letter_and_digit(body):
+    if rule.context == "letter_digit" and (not _has_letter_and_digit(body) or _is_word_slug(body)):
         return None
     if rule.context == "jwt" and not _looks_like_jwt(text[start:end]):
         return None
@@ -4367,6 +4367,13 @@ def _accept_prefixed(text: str, m: re.Match[str],
     if rule.prefixes and not _checksum_ok(rule, body) and _looks_fake(body, rule):
         return None
     return (body_start if rule.keep_prefix else start, end)
+
+
+def _is_word_slug(body: str) -> bool:
+    """Lower-case words joined by hyphens (a branch's name: sk-1234-fix-login-redirect-v2), which
+    no token's random body is; hex groups (a UUID's) are no words."""
+    words = [part for part in body.split("-") if len(part) >= 3 and part.isalpha() and part.strip("abcdef")]
+    return len(words) >= 2 and body.islower()
 
 
 def token_example(rule: TokenRule, rng: Any) -> str:
@@ -6794,20 +6801,34 @@ def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Opt
     return kept
 
 
-# A run of 16 token characters: every vendor format's body has one, a path, an e-mail address or
-# a word list none, so that only a value that might hold a token pays for the vendor table's
-# patterns (a short text compiles those of every lead letter it holds).
-_token_run_re = _lazy_re(r"[A-Za-z0-9_+-]{16,}")
+# A run of 16 token characters with a capital or a digit (_token_runs): every vendor format's body
+# has one, a path, an e-mail address or a lower-case option (`--max-old-space-size`) none, so that
+# only a value that might hold a token pays for the vendor table's patterns (a short text compiles
+# those of every lead letter it holds).
+def _token_runs(value: str) -> List[str]:
+    """VALUE cut at the characters that end a token in an environment's values (a path's `/`, a
+    list's `:`, `;` and `,`, an option's `=`, quotes), by str.replace: what is left in a run is
+    read by the vendor table anyway, so a rarer separator only makes a run longer."""
+    for separator in "/:;,=\"'":
+        value = value.replace(separator, " ")
+    return value.split()
+
+
+# A credential's name and its separator inside a value (a connection string's `AccountKey=`,
+# `?password=`, a header list's `api-key=`, Docker's `"auth":`, `-Ddb.password=`, a git
+# extraheader's `AUTHORIZATION:`): only a value holding one is read by the whole redactor, whose
+# name passes, compiled for it, cost a call more than the rest of its own work.
+_NAMED_IN_VALUE = ("key=", "password=", 'password"', "pwd=", "secret=", 'secret"', "token=", 'token"',
+                   '"auth"', "authorization")
 
 
 @functools.lru_cache(maxsize=1024)
 def _is_credential_variable(name: str, value: str) -> bool:
     """A credential-shaped name (the redactor's key rule: ANTHROPIC_API_KEY, GITHUB_TOKEN...), a
     random value under another name ending in key (the text scan's rule for key names), or a
-    value the vendor table or the URL rule finds something in, whatever its name (DEPLOY_BOT=ghp_…,
-    DATABASE_URL=postgres://app:…@db, a PEM key).  Not the name rules inside a value
-    (`…;Password=x`): compiled for the environment's text they would cost each call more than
-    the rest of magihook's own work on it."""
+    value the redactor finds something in, whatever its name: the URL rule's password
+    (DATABASE_URL=postgres://app:…@db), a name inside it (_NAMED_IN_VALUE), the vendor table's
+    tokens and keys (DEPLOY_BOT=ghp_…, a PEM key) in a value with a token's run of characters."""
     if name == _WORKING_FOLDER_VARIABLE:
         return False
     if _is_key_name(name) and _random_under_key_name(name, value):
@@ -6816,8 +6837,13 @@ def _is_credential_variable(name: str, value: str) -> bool:
         return True
     if "@" in value and any(_userinfo_span(value, m) is not None for m in _userinfo_re().finditer(value)):
         return True                           # DATABASE_URL, HTTP_PROXY: what a plain name most often holds
-    return len(value) >= 16 and any(_has_letter_and_digit(run) for run in _token_run_re().findall(
-        value)) and bool(_prefixed_spans(value))
+    if len(value) < 16:
+        return False                          # no token's body, and no name with a password after it
+    low = value.lower()
+    if any(word in low for word in _NAMED_IN_VALUE):
+        return bool(_redaction(value)[1])
+    return any(len(run) >= 16 and (run.lower() != run or _has_letter_and_digit(run))
+               for run in _token_runs(value)) and bool(_prefixed_spans(value))
 
 
 def _make_fds_private() -> bool:

@@ -151,6 +151,8 @@ KEPT = {
                                         "my token is `getToken()`\nPassword for 'https://bob@github.com': \n"),
     "a reference in prose": ("The password is process.env.DB_PASSWORD.\nAPI key: config.apiKey\n"
                              "Your API key: os.environ.OPENAI_API_KEY\n"),
+    "a branch name led by a ticket key that starts like a token": (
+        "git checkout -b feature/sk-1234-fix-login-redirect-v2\nGITHUB_HEAD_REF=sk-42-add-api-docs\n"),
     "a bare noun's colon and a word": "token: string\nAPI key: required\nSecret key: see below\n",
     "where a secret is kept, in prose": (
         "Secret key: ~/.ssh/id_ed25519\nAPI key: op://Private/OpenAI/credential2\nYour API key: config.yaml#L12\n"

@@ -466,6 +466,16 @@ AGENT_CREDENTIALS = {"ANTHROPIC_API_KEY": "sk-ant-api03-" + "a1B2" * 20, "GITHUB
                      "DEPLOY_BOT": "ghp_" + "Xq7Lm2Pz9Rt4Wk8Jd3Fh6Nb1Vc5Gy0Ts7Qe",
                      "OPENAI": "sk-proj-" + "Xq7Lm2Pz9Rt4Wk8Jd3Fh6Nb1Vc5Gy0Ts7Qe2Ua9Ho4Ri8Kp3Mw6",
                      "ALERTS": "https://hooks.slack.com/services/T01ABCDEF23/B04GHIJKL56/Xq7Lm2Pz9Rt4Wk8Jd3Fh6Nb1",
+                     # a body with no digit, or cut by ~ or - into runs of fewer than 16
+                     "HF": "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", "AWS_ID": "ASIAZKXERLOSTPUQVXOB",
+                     "AZURE_APP": "I2a7Q~ghKDmSPEYS4uaCW~20AFs6~RJaSdVN_Tk", "GL": "glpat-CHUOHNvIOf-IHfC-lfRq",
+                     # a name inside a value: a connection string, headers, options, Docker's config
+                     "AzureWebJobsStorage": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey="
+                                            "q8ZxW3vLp9Rt2Kj7Nm4Bc6Xy1Df5Gh0Jk8Lq3Ws9E==;EndpointSuffix=core.windows.net",
+                     "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=Xq7Lm2Pz9Rt4Wk8Jd3Fh6Nb1",
+                     "JAVA_TOOL_OPTIONS": "-Ddb.password=Xk9pw2vQzRt4 -Xmx2g",
+                     "JDBC_URL": "jdbc:postgresql://db:5432/app?user=app&password=S3cr3tPassw0rd99",
+                     "DOCKER_AUTH_CONFIG": '{"auths": {"registry.example.com": {"auth": "Ym9iOlhrOXB3MnZRelJ0NA=="}}}',
                      "TLS_KEY": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1c7+9z5Pad7OejecsQ0bu3aumg"
                                 "\n-----END RSA PRIVATE KEY-----"}
 ORDINARY_VARIABLES = {"KEEP_ME": "plain", "MAX_TOKENS": "4096", "TOKENIZERS_PARALLELISM": "false",
@@ -477,6 +487,8 @@ ORDINARY_VARIABLES = {"KEEP_ME": "plain", "MAX_TOKENS": "4096", "TOKENIZERS_PARA
                       "URL_PAT": "^https?://", "XKB_KEY": "pc105", "SORT_KEY": "name",
                       "INVOCATION_ID": "3f1c2b7a9d8e4f6a8b0c1d2e3f4a5b6c",
                       "NODE_OPTIONS": "--max-old-space-size=4096",
+                      "GITHUB_HEAD_REF": "feature/sk-1234-fix-login-redirect-v2",
+                      "XAUTHORITY": "/run/user/1000/gdm/Xauthority", "KEY_FILE_OPTS": "key=/etc/ssl/app.pem",
                       "PYENV_ROOT": "/home/u/.pyenv/versions/3.11.7/lib/python3.11/site-packages"}
 
 
