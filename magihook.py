@@ -4516,32 +4516,35 @@ def _possessive(run: str, name: str) -> str:
         return "(?=(?P<%s>%s))(?P=%s)" % (name, run, name)
 
 
-def _name_pattern(stems: Sequence[str], value: str = "") -> str:
-    # A credential name led by one of STEMS, up to where its separator starts (and VALUE after
-    # it).  The name's tail is read once (possessive), so a rejected tail is not retried at
-    # every shorter length.  Cheap checks come first, as most stems in text are not names: the
-    # next character, then a lookahead for the separator, then the tails that name no
-    # credential.  A lead whose stems end a prose noun (_PROSE_LEADS) also matches where the
-    # noun's prose separator follows (group "prose"), so that a long text's prose forms are
-    # found in this pass rather than in one pass per noun.  With a VALUE, its first check (zero
-    # width, at the same place) comes before the tails: it rejects the commonest names that have
-    # no value (`=${X}`, `token = self.f(`) in one step, where the tails take four.
-    first = value[:value.index("(?=(?P<after_name>")] if value else ""
-    name = (_NAME_NEXT + _possessive("[a-z0-9_.-]{0,48}", "rest") + _NAME_SEPARATOR + first
+def _lead_stems(lead: str) -> Tuple[str, ...]:
+    """LEAD's stems, and those only its prose nouns need (_PROSE_LEADS)."""
+    return tuple(stem for stem in _NAME_STEMS if stem[0] == lead) + _PROSE_LEADS.get(lead, ())
+
+
+def _name_rest(first: str = "") -> str:
+    # What follows a stem of any lead, up to where the name's separator starts.  The name's tail
+    # is read once (possessive), so a rejected tail is not retried at every shorter length.
+    # Cheap checks come first, as most stems in text are not names: the next character, then a
+    # lookahead for the separator, then FIRST (a value's first check: see _name_pattern), then
+    # the tails that name no credential.
+    return (_NAME_NEXT + _possessive("[a-z0-9_.-]{0,48}", "rest") + _NAME_SEPARATOR + first
             + _tail_lookbehinds())
-    value = value[len(first):]
-    lead = stems[0][0]
+
+
+def _name_pattern(lead: str) -> str:
+    # LEAD's credential names and their values, as one pattern (_named_full_re).  The value's
+    # first check (zero width, at the name's end) comes before the tails: it rejects the
+    # commonest names that have no value (`=${X}`, `token = self.f(`) in one step, where the
+    # tails take four.  A lead whose stems end a prose noun (_PROSE_LEADS) also matches where
+    # the noun's prose separator follows (group "prose"), so that a long text's prose forms are
+    # found in this pass rather than in one pass per noun.
+    value = _value_pattern()
+    first = value[:value.index("(?=(?P<after_name>")]
+    name, value = _name_rest(first), value[len(first):]
+    stems = "|".join(_lead_stems(lead))
     if lead not in _PROSE_LEADS:
-        return r"(?:%s)%s%s" % ("|".join(stems), name, value)
-    # Group "prose_colon": a colon and a prose value follow the name (zero width, so the name
-    # matches as it would without it; inside a lookahead, so that a rejected value is not read
-    # twice, with and without the group).  Not in a name-and-value pattern: there only a match
-    # is asked, and _named_pass reads it after one (most names that reach it have no value, and
-    # would each pay the lookahead).  Group "prose": no name, but a prose form may follow
-    # (_prose_ahead).
-    colon = "" if value else r"(?=%s(?P<prose_colon>)|)" % _PROSE_COLON
-    return r"(?:%s)(?:%s%s%s|(?P<prose>)%s)" % (
-        "|".join(tuple(stems) + _PROSE_LEADS[lead]), name, colon, value, _prose_ahead())
+        return r"(?:%s)%s%s" % (stems, name, value)
+    return r"(?:%s)(?:%s%s|(?P<prose>)%s)" % (stems, name, value, _prose_ahead())
 
 
 # Who a prose password is for: a user name, or what git's prompt quotes (`Password for
@@ -4682,23 +4685,66 @@ def _named_leads_in(low: str) -> Sequence[str]:
     return [lead for lead in held if lead in found]
 
 
-# Each lead has two patterns.  The name alone, after which _value_re reads the value (one value
-# pattern for every lead, compiled once instead of once a lead).  And the name with its value, which
+# Each lead has two ways to find its names.  Its stems alone, after each of which one pattern
+# shared by every lead reads the rest of the name (_name_rest_re, matched at the stem's end), and
+# _value_re the value: a first call compiles the name's rest and the value once, instead of once
+# a lead (bench/README.md, *What a first call compiles*).  And the name with its value, which
 # rejects a name with no secret after it (`token = self.refresh()`) without a return to Python:
 # a text of _FULL_TEXT characters or more runs it, as the names such a text holds repay its
-# compiling (bench/README.md, *Redaction as plain data*); a shorter one runs the name alone.
-# Both find the same spans.
+# compiling (bench/README.md, *Redaction as plain data*); a shorter one runs the stems.  Both
+# find the same spans.
 _FULL_TEXT = 1048576
 
 
 @functools.cache
 def _named_lead_re(lead: str) -> re.Pattern[str]:
-    return re.compile(_name_pattern([stem for stem in _NAME_STEMS if stem[0] == lead]), re.X)
+    return re.compile("|".join(_lead_stems(lead)), re.X)
+
+
+@functools.lru_cache(maxsize=1)
+def _name_rest_re() -> re.Pattern[str]:
+    return re.compile(_name_rest(), re.X)
+
+
+@functools.lru_cache(maxsize=1)
+def _prose_ahead_re() -> re.Pattern[str]:
+    return re.compile(_prose_ahead(), re.X)
 
 
 @functools.cache
 def _named_full_re(lead: str) -> re.Pattern[str]:
-    return re.compile(_name_pattern([stem for stem in _NAME_STEMS if stem[0] == lead], _value_pattern()), re.X)
+    return re.compile(_name_pattern(lead), re.X)
+
+
+def _name_hits(low: str, lead: str, pos: int, full: bool,
+               prose: bool) -> Iterator[Tuple[int, Optional[re.Match[str]]]]:
+    """(stem, match) of each of LEAD's names in LOW from POS on, left to right and apart, as
+    _named_full_re finds them (FULL), else as the pattern of its stems and the name's rest would:
+    the match is the rest's (it ends where the separator starts), or with FULL the name's and
+    its value's; None where no name but a prose form may follow a prose noun's stem (looked
+    for only with PROSE, without FULL)."""
+    if full:
+        pattern = _named_full_re(lead)
+        prose_group = pattern.groupindex.get("prose")
+        for m in pattern.finditer(low, pos):
+            yield m.start(), (None if prose_group is not None and m.start(prose_group) >= 0 else m)
+        return
+    stems, rest = _named_lead_re(lead), _name_rest_re()
+    ahead = _prose_ahead_re() if prose and lead in _PROSE_LEADS else None
+    found = stems.search(low, pos)
+    while found is not None:
+        stem, end = found.span()
+        name = rest.match(low, end)
+        if name is not None:
+            yield stem, name
+            end = name.end()
+        elif ahead is not None and ahead.match(low, end):
+            yield stem, None
+        else:
+            # The stems of a lead that match at one place end at the same place, so the pattern
+            # of stem and rest would fail here with any of them: it tries one character on.
+            end = stem + 1
+        found = stems.search(low, end)
 
 
 _FLAG_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "cookie")
@@ -5287,22 +5333,18 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
     a cache key is the commit's hash elsewhere)."""
     after = pos         # where the last separator ended: a stem before it is no name
     shortest = min(map(len, _stem_literals()[lead]))
-    pattern = _named_full_re(lead) if full else _named_lead_re(lead)
-    prose_group = pattern.groupindex.get("prose")
-    for m in pattern.finditer(low, pos):
-        stem = m.start()
-        if prose_group is not None:
-            if m.start(prose_group) >= 0:       # no name: a prose noun and its separator's start
-                if prose is not None:
-                    _prose_at(text, low, stem, prose, found)
-                continue
-            # A name's prose form has a colon for its separator (a name's is never `is` or `for`).
-            if prose is not None and (_prose_colon_re().match(low, m.start("after_name")) if full
-                                      else m.start("prose_colon") >= 0):
+    prose_lead = lead in _PROSE_LEADS
+    for stem, m in _name_hits(low, lead, pos, full, prose is not None):
+        if m is None:       # no name: a prose noun and its separator's start
+            if prose is not None:
                 _prose_at(text, low, stem, prose, found)
-        if stem < after:
             continue
         name_end = m.start("after_name") if full else m.end()
+        # A name's prose form has a colon for its separator (a name's is never `is` or `for`).
+        if prose is not None and prose_lead and _prose_colon_re().match(low, name_end):
+            _prose_at(text, low, stem, prose, found)
+        if stem < after:
+            continue
         name = _name_at(text, low, stem, name_end)
         if name is None:
             # Most separators (`=`, `: `) are shorter than any stem: no slice, no search.
