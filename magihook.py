@@ -4521,26 +4521,28 @@ def _lead_stems(lead: str) -> Tuple[str, ...]:
     return tuple(stem for stem in _NAME_STEMS if stem[0] == lead) + _PROSE_LEADS.get(lead, ())
 
 
-def _name_rest(first: str = "") -> str:
-    # What follows a stem of any lead, up to where the name's separator starts.  The name's tail
-    # is read once (possessive), so a rejected tail is not retried at every shorter length.
-    # Cheap checks come first, as most stems in text are not names: the next character, then a
-    # lookahead for the separator, then FIRST (a value's first check: see _name_pattern), then
-    # the tails that name no credential.
-    return (_NAME_NEXT + _possessive("[a-z0-9_.-]{0,48}", "rest") + _NAME_SEPARATOR + first
+@functools.lru_cache(maxsize=1)
+def _name_parts() -> Tuple[str, str]:
+    # What follows a stem of any lead, up to where the name's separator starts, and the value
+    # after it.  The name's tail is read once (possessive), so a rejected tail is not retried at
+    # every shorter length.  Cheap checks come first, as most stems in text are not names: the
+    # next character, then a lookahead for the separator, then the value's first check (zero
+    # width, at the same place: it rejects the commonest names that have no value, `=${X}`,
+    # `token = self.f(`, in one step, where the tails take four), then the tails that name no
+    # credential.
+    value = _value_pattern()
+    first = value[:value.index("(?=(?P<after_name>")]
+    name = (_NAME_NEXT + _possessive("[a-z0-9_.-]{0,48}", "rest") + _NAME_SEPARATOR + first
             + _tail_lookbehinds())
+    return name, value[len(first):]
 
 
 def _name_pattern(lead: str) -> str:
-    # LEAD's credential names and their values, as one pattern (_named_full_re).  The value's
-    # first check (zero width, at the name's end) comes before the tails: it rejects the
-    # commonest names that have no value (`=${X}`, `token = self.f(`) in one step, where the
-    # tails take four.  A lead whose stems end a prose noun (_PROSE_LEADS) also matches where
-    # the noun's prose separator follows (group "prose"), so that a long text's prose forms are
-    # found in this pass rather than in one pass per noun.
-    value = _value_pattern()
-    first = value[:value.index("(?=(?P<after_name>")]
-    name, value = _name_rest(first), value[len(first):]
+    # LEAD's credential names and their values, as one pattern (_named_full_re).  A lead whose
+    # stems end a prose noun (_PROSE_LEADS) also matches where the noun's prose separator follows
+    # (group "prose"), so that a long text's prose forms are found in this pass rather than in
+    # one pass per noun.
+    name, value = _name_parts()
     stems = "|".join(_lead_stems(lead))
     if lead not in _PROSE_LEADS:
         return r"(?:%s)%s%s" % (stems, name, value)
@@ -4703,7 +4705,7 @@ def _named_lead_re(lead: str) -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=1)
 def _name_rest_re() -> re.Pattern[str]:
-    return re.compile(_name_rest(), re.X)
+    return re.compile(_name_parts()[0], re.X)
 
 
 @functools.lru_cache(maxsize=1)
@@ -4719,7 +4721,7 @@ def _named_full_re(lead: str) -> re.Pattern[str]:
 def _name_hits(low: str, lead: str, pos: int, full: bool,
                prose: bool) -> Iterator[Tuple[int, Optional[re.Match[str]]]]:
     """(stem, match) of each of LEAD's names in LOW from POS on, left to right and apart, as
-    _named_full_re finds them (FULL), else as the pattern of its stems and the name's rest would:
+    _named_full_re finds them (FULL), else as it would without the value after the separator:
     the match is the rest's (it ends where the separator starts), or with FULL the name's and
     its value's; None where no name but a prose form may follow a prose noun's stem (looked
     for only with PROSE, without FULL)."""
