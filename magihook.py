@@ -4537,12 +4537,13 @@ def _name_parts() -> Tuple[str, str]:
     return name, value[len(first):]
 
 
-def _name_pattern(lead: str) -> str:
-    # LEAD's credential names and their values, as one pattern (_named_full_re).  A lead whose
-    # stems end a prose noun (_PROSE_LEADS) also matches where the noun's prose separator follows
-    # (group "prose"), so that a long text's prose forms are found in this pass rather than in
-    # one pass per noun.
+def _name_pattern(lead: str, with_value: bool) -> str:
+    # LEAD's credential names, and WITH_VALUE their values, as one pattern (_named_name_re,
+    # _named_full_re).  A lead whose stems end a prose noun (_PROSE_LEADS) also matches where the
+    # noun's prose separator follows (group "prose"), so that a long text's prose forms are found
+    # in this pass rather than in one pass per noun.
     name, value = _name_parts()
+    value = value if with_value else ""
     stems = "|".join(_lead_stems(lead))
     if lead not in _PROSE_LEADS:
         return r"(?:%s)%s%s" % (stems, name, value)
@@ -4687,15 +4688,23 @@ def _named_leads_in(low: str) -> Sequence[str]:
     return [lead for lead in held if lead in found]
 
 
-# Each lead has two ways to find its names.  Its stems alone, after each of which one pattern
-# shared by every lead reads the rest of the name (_name_rest_re, matched at the stem's end), and
-# _value_re the value: a first call compiles the name's rest and the value once, instead of once
-# a lead (bench/README.md, *What a first call compiles*).  And the name with its value, which
-# rejects a name with no secret after it (`token = self.refresh()`) without a return to Python:
-# a text of _FULL_TEXT characters or more runs it, as the names such a text holds repay its
-# compiling (bench/README.md, *Redaction as plain data*); a shorter one runs the stems.  Both
-# find the same spans.
+# Each lead has three ways to find its names, by the text's length; all find the same spans.
+# - "stems", under _NAME_TEXT characters: its stems alone, after each of which one pattern shared
+#   by every lead reads the rest of the name (_name_rest_re, matched at the stem's end), and
+#   _value_re the value: a first call compiles the name's rest and the value once, instead of
+#   once a lead (bench/README.md, *What a first call compiles*), and a text this short pays
+#   little for each stem's return to Python.
+# - "name", up to _FULL_TEXT: the lead's stems and the rest of the name as one pattern, which
+#   rejects a failed name without that return, and _value_re the value.
+# - "full", from _FULL_TEXT on: the name with its value, which rejects a name with no secret
+#   after it (`token = self.refresh()`) without a return to Python either, as the names such a
+#   text holds repay its compiling (bench/README.md, *Redaction as plain data*).
+_NAME_TEXT = 65536
 _FULL_TEXT = 1048576
+
+
+def _name_mode(length: int) -> str:
+    return "stems" if length < _NAME_TEXT else "name" if length < _FULL_TEXT else "full"
 
 
 @functools.cache
@@ -4714,19 +4723,24 @@ def _prose_ahead_re() -> re.Pattern[str]:
 
 
 @functools.cache
+def _named_name_re(lead: str) -> re.Pattern[str]:
+    return re.compile(_name_pattern(lead, False), re.X)
+
+
+@functools.cache
 def _named_full_re(lead: str) -> re.Pattern[str]:
-    return re.compile(_name_pattern(lead), re.X)
+    return re.compile(_name_pattern(lead, True), re.X)
 
 
-def _name_hits(low: str, lead: str, pos: int, full: bool,
+def _name_hits(low: str, lead: str, pos: int, mode: str,
                prose: bool) -> Iterator[Tuple[int, Optional[re.Match[str]]]]:
     """(stem, match) of each of LEAD's names in LOW from POS on, left to right and apart, as
-    _named_full_re finds them (FULL), else as it would without the value after the separator:
-    the match is the rest's (it ends where the separator starts), or with FULL the name's and
-    its value's; None where no name but a prose form may follow a prose noun's stem (looked
-    for only with PROSE, without FULL)."""
-    if full:
-        pattern = _named_full_re(lead)
+    _named_full_re finds them in MODE "full", else as it would without the value after the
+    separator: the match is the name's or the rest's (it ends where the separator starts), or
+    in "full" the name's and its value's; None where no name but a prose form may follow a
+    prose noun's stem (looked for in "stems" only with PROSE)."""
+    if mode != "stems":
+        pattern = _named_full_re(lead) if mode == "full" else _named_name_re(lead)
         prose_group = pattern.groupindex.get("prose")
         for m in pattern.finditer(low, pos):
             yield m.start(), (None if prose_group is not None and m.start(prose_group) >= 0 else m)
@@ -5307,12 +5321,12 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None) -> 
     # one the name passes skip, runs the prose patterns (compiling no name pattern for them).
     prose: Optional[Dict[str, int]] = None
     if "=" in text or ":" in text or '"' in text or "'" in text:
-        full = len(text) >= _FULL_TEXT
+        mode = _name_mode(len(text))
         prose = {} if len(text) >= _PICK_TEXT else None
         for lead in _named_leads_in(low):
             pos = 0
             while pos >= 0:
-                pos = _named_pass(text, low, lead, pos, full, spans, prose, guessed)
+                pos = _named_pass(text, low, lead, pos, mode, spans, prose, guessed)
     spans.extend(_spaced_spans(text, low, guessed))
     spans.extend(_syntax_spans(text, low))
     # Without a colon every prose form has an `is` (`password for bob is X`).
@@ -5321,11 +5335,11 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None) -> 
     return spans
 
 
-def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: List[Tuple[int, int]],
+def _named_pass(text: str, low: str, lead: str, pos: int, mode: str, found: List[Tuple[int, int]],
                 prose: Optional[Dict[str, int]] = None, guessed: Optional[List[Tuple[int, int]]] = None) -> int:
     """Add to FOUND the values after LEAD's credential names from POS on, and return where to
-    search again (-1: done).  FULL: with the lead's name-and-value pattern, else its name
-    pattern and _value_re.  A match ends after its separator (the value is a lookahead), so a
+    search again (-1: done).  MODE (_name_mode): "full" with the lead's name-and-value pattern,
+    else its names (_name_hits) and _value_re.  A match ends after its separator (the value is a lookahead), so a
     rejected match does not hide a name in its value; an accepted value is skipped, which keeps
     the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
     search goes on after the name, where the name pattern's match ends.  PROSE (not None: where
@@ -5336,7 +5350,8 @@ def _named_pass(text: str, low: str, lead: str, pos: int, full: bool, found: Lis
     after = pos         # where the last separator ended: a stem before it is no name
     shortest = min(map(len, _stem_literals()[lead]))
     prose_lead = lead in _PROSE_LEADS
-    for stem, m in _name_hits(low, lead, pos, full, prose is not None):
+    full = mode == "full"
+    for stem, m in _name_hits(low, lead, pos, mode, prose is not None):
         if m is None:       # no name: a prose noun and its separator's start
             if prose is not None:
                 _prose_at(text, low, stem, prose, found)

@@ -179,8 +179,22 @@ def test_many_distinct_named_secrets_all_go_and_only_the_first_are_searched_agai
 
 
 def _forget_compiled_name_patterns():
-    for cache in (magihook._named_lead_re, magihook._named_full_re, magihook._config_set_re, magihook._netrc_re):
+    for cache in (magihook._named_lead_re, magihook._named_name_re, magihook._named_full_re,
+                  magihook._config_set_re, magihook._netrc_re):
         cache.cache_clear()
+
+
+# (_NAME_TEXT, _FULL_TEXT) that make any text's name passes run in each _name_mode.
+NAME_MODES = {"stems": (10 ** 12, 10 ** 12), "name": (0, 10 ** 12), "full": (0, 0)}
+
+
+def redacted_in_every_mode(monkeypatch, text):
+    results = []
+    for name_text, full_text in NAME_MODES.values():
+        monkeypatch.setattr(magihook, "_NAME_TEXT", name_text)
+        monkeypatch.setattr(magihook, "_FULL_TEXT", full_text)
+        results.append(magihook.redact_credentials(text))
+    return results
 
 
 def test_a_short_text_compiles_only_the_passes_it_can_match():
@@ -212,11 +226,7 @@ def test_a_secretstr_type_after_a_name_that_is_no_credential_is_read_alike_both_
     # the name pattern alone goes on after the name and finds SecretStr; the pattern of name and
     # value must too, or a long text would redact differently from a short one.
     text = '%s: SecretStr = "%s"' % (name, S)
-    results = []
-    for full_text in (10 ** 12, 0):
-        monkeypatch.setattr(magihook, "_FULL_TEXT", full_text)
-        results.append(magihook.redact_credentials(text))
-    assert results == ['%s: SecretStr = "%s"' % (name, MARKER)] * 2
+    assert redacted_in_every_mode(monkeypatch, text) == ['%s: SecretStr = "%s"' % (name, MARKER)] * 3
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -230,12 +240,8 @@ def test_a_secretstr_type_after_a_name_that_is_no_credential_is_read_alike_both_
 def test_a_typed_assignment_after_a_colon_and_a_colon_before_a_block_read_alike_both_ways(
         monkeypatch, text, expected):
     # The plain separators are tried first: a colon gives way to a typed assignment, and a colon
-    # before a brace, a bracket or the line's end is no value's separator, in both patterns.
-    results = []
-    for full_text in (10 ** 12, 0):
-        monkeypatch.setattr(magihook, "_FULL_TEXT", full_text)
-        results.append(magihook.redact_credentials(text))
-    assert results == [expected] * 2
+    # before a brace, a bracket or the line's end is no value's separator, in every pattern.
+    assert redacted_in_every_mode(monkeypatch, text) == [expected] * 3
 
 
 def test_a_page_of_output_compiles_only_the_name_leads_whose_stems_it_holds():
@@ -256,22 +262,28 @@ def _name_dense_text():
     return "\n".join(lines) + "\n" + code * 400
 
 
-def test_a_short_text_reads_values_apart_a_long_one_with_its_name_and_both_find_the_same(monkeypatch):
-    # Each lead's name pattern hands each credential name to the value pattern in a text shorter
-    # than _FULL_TEXT; from _FULL_TEXT on, the lead runs its name and value as one pattern.  Both
-    # ways redact the same, and the choice is the text's alone.
+def test_the_three_ways_of_reading_names_find_the_same_and_the_text_s_length_alone_chooses(monkeypatch):
+    # Under _NAME_TEXT a lead's stems are found alone and one shared pattern reads each name's
+    # rest; up to _FULL_TEXT the lead's stems and rest are one pattern; from _FULL_TEXT on, its
+    # name and value are.  All three redact the same, and the choice is the text's length alone.
     text = _name_dense_text()
-    magihook._named_full_re.cache_clear()
+    _forget_compiled_name_patterns()
     monkeypatch.setattr(magihook, "_FULL_TEXT", len(text) + 1)
-    apart = magihook.redact_credentials(text)
+    monkeypatch.setattr(magihook, "_NAME_TEXT", len(text) + 1)
+    stems = magihook.redact_credentials(text)
+    assert [magihook._named_name_re.cache_info().currsize, magihook._named_full_re.cache_info().currsize] == [0, 0]
+    monkeypatch.setattr(magihook, "_NAME_TEXT", len(text))
+    names = magihook.redact_credentials(text)
+    assert magihook._named_name_re.cache_info().currsize >= 2       # the "k" and "p" leads at least
     assert magihook._named_full_re.cache_info().currsize == 0
     monkeypatch.setattr(magihook, "_FULL_TEXT", len(text))
     together = magihook.redact_credentials(text)
-    assert magihook._named_full_re.cache_info().currsize >= 2       # the "k" and "p" leads at least
-    assert together == apart
-    assert apart.count(MARKER) > len(POSITIVES) // 2
+    assert magihook._named_full_re.cache_info().currsize >= 2
+    assert stems == names == together
+    assert stems.count(MARKER) > len(POSITIVES) // 2
     monkeypatch.setattr(magihook, "_FULL_TEXT", len(text) + 1)
-    assert magihook.redact_credentials(text) == apart
+    monkeypatch.setattr(magihook, "_NAME_TEXT", len(text) + 1)
+    assert magihook.redact_credentials(text) == stems
 
 
 MIB = 1024 * 1024
