@@ -5340,9 +5340,9 @@ def _named_pass(text: str, low: str, lead: str, pos: int, mode: str, found: List
                 prose: Optional[Dict[str, int]] = None, guessed: Optional[List[Tuple[int, int]]] = None) -> int:
     """Add to FOUND the values after LEAD's credential names from POS on, and return where to
     search again (-1: done).  MODE (_name_mode): "full" with the lead's name-and-value pattern,
-    else its names (_name_hits) and _value_re.  A match ends after its separator (the value is a lookahead), so a
-    rejected match does not hide a name in its value; an accepted value is skipped, which keeps
-    the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
+    else its names (_name_hits) and _value_re.  A match ends after its separator (the value is
+    a lookahead), so a rejected match does not hide a name in its value; an accepted value is
+    skipped, which keeps the pass linear.  A stem inside a name (the "key" of token_key) is the same name: the
     search goes on after the name, where the name pattern's match ends.  PROSE (not None: where
     each prose noun's last match ended): the prose forms of the lead's nouns are added too.
     GUESSED (when given) takes the values under key names (_is_key_name) instead of FOUND: a
