@@ -4674,11 +4674,11 @@ def _stem_literals() -> Mapping[str, Tuple[str, ...]]:
 
 
 def _named_leads_in(low: str) -> Sequence[str]:
-    # A lead's pattern is costly to compile (bench/README.md, *What a first call compiles*): a
-    # text shorter than _PICK_TEXT compiles only the leads whose stem literals it holds (a page
-    # of output rarely holds "dsn" or "bearer"), and a short one (a label, a path, a
-    # description) only those whose names it holds, found by one small regex.  A long one, as
-    # _leads_in.
+    # A lead's pass costs compiling (its stems, and for the first lead the name's shared rest and
+    # the value: bench/README.md, *What a first call compiles*): a text shorter than _PICK_TEXT
+    # compiles only the leads whose stem literals it holds (a page of output rarely holds "dsn"
+    # or "bearer"), and a short one (a label, a path, a description) only those whose names it
+    # holds, found by one small regex.  A long one, as _leads_in.
     if len(low) >= _PICK_TEXT:
         return _leads_in(low, _named_leads())
     literals = _stem_literals()
@@ -6870,14 +6870,13 @@ def hook_environment(payload_mode: str, env: Optional[Mapping[str, str]]) -> Opt
     return kept
 
 
-# A run of 16 token characters with a capital or a digit (_token_runs): every vendor format's body
-# has one, a path, an e-mail address or a lower-case option (`--max-old-space-size`) none, so that
-# only a value that might hold a token pays for the vendor table's patterns (a short text compiles
-# those of every lead letter it holds).
 def _token_runs(value: str) -> List[str]:
     """VALUE cut at the characters that end a token in an environment's values (a path's `/`, a
     list's `:`, `;` and `,`, an option's `=`, quotes), by str.replace: what is left in a run is
-    read by the vendor table anyway, so a rarer separator only makes a run longer."""
+    read by the vendor table anyway, so a rarer separator only makes a run longer.  A run of 16
+    with a capital or a digit is what every vendor format's body has and a path, an e-mail
+    address or a lower-case option (`--max-old-space-size`) has not, so that only a value that
+    might hold a token pays for the table's patterns (_is_credential_variable)."""
     for separator in "/:;,=\"'":
         value = value.replace(separator, " ")
     return value.split()
