@@ -5412,7 +5412,9 @@ def _spaced_spans(text: str, low: str, guessed: Optional[List[Tuple[int, int]]] 
         span = _flag_span(text, m, key_name) if not key_name or _is_glued_key_flag(flag) else None
         if span is not None:
             (guessed if key_name and guessed is not None else spans).append(span)
-    for m in _bearer_re().finditer(low) if "bearer" in low else ():
+    # In a long ASCII text the pass, led by the literal, reads the text in less time than str's
+    # search for it would; in a short one, or one of wider characters, the search spares the pass.
+    for m in _bearer_re().finditer(low) if len(low) >= _PICK_TEXT and low.isascii() or "bearer" in low else ():
         span = _bearer_span(text, m)
         if span is not None:
             spans.append(span)
@@ -5591,12 +5593,30 @@ _netrc_head_re = _lazy_re(r"(?:(?<![a-z0-9_.-])machine[ \t\r\n]{1,8}[^\s]{1,256}
                           r"[ \t\r\n]{1,8}\Z")
 
 
+# The heads an entry starts with, each led by its rarer letters: in a long ASCII text re's search
+# for a literal's first character takes less time than str's for the word, in a text of wider
+# characters more.
+_NETRC_HEADS = (_lazy_re("machine"), _lazy_re("fault(?<=default)"))
+
+
+def _netrc_heads_in(low: str) -> bool:
+    if len(low) >= _PICK_TEXT and low.isascii():
+        return any(head().search(low) for head in _NETRC_HEADS)
+    return "machine" in low or "default" in low
+
+
 def _netrc_spans(text: str, low: str) -> List[Tuple[int, int]]:
     spans: List[Tuple[int, int]] = []
     heads = None
     for m in _netrc_re().finditer(low):
-        if heads is None:         # searched once, at the first "password ": most texts have none,
-            heads = "machine" in low or "default" in low    # and a look behind each costs more
+        start = m.start()
+        # An entry's "password" follows the whitespace that ends its head (_netrc_head_re): most
+        # "password "s in a text do not (`DB_PASSWORD `, `self.password =`), and no head is
+        # looked for behind them, nor in the text.
+        if not start or low[start - 1] not in " \t\r\n":
+            continue
+        if heads is None:         # searched once, at the first such "password ": most texts have none,
+            heads = _netrc_heads_in(low)    # and a look behind each costs more
         if not heads:
             return spans
         floor = max(0, m.start() - 400)

@@ -124,6 +124,22 @@ def test_syntax_is_redacted_exactly(text, expected):
     assert magihook.redact_credentials(text) == expected
 
 
+@pytest.mark.parametrize("head", ["machine h.test login bob", "default login bob"])
+@pytest.mark.parametrize("filler", ["self.password = x\n", "if password is None:\n", "caf\u00e9 password x\n"])
+def test_a_netrc_entry_after_a_long_text_is_found(head, filler):
+    # A long text is searched for an entry's head once, at its first "password " after whitespace
+    # (by re in an ASCII text, by str in one of wider characters); the others are passed by.
+    text = filler * (magihook._PICK_TEXT // len(filler) + 1) + head + " password Xq8rT2wLp0vX4nB6\n"
+    assert magihook.redact_credentials(text).endswith(head + " password " + MARKER + "\n")
+
+
+@pytest.mark.parametrize("filler", ["tokens = 5\n", "caf\u00e9 tokens\n"])
+def test_a_bearer_token_after_a_long_text_is_found(filler):
+    # A long ASCII text runs the bearer pass without searching for its literal first.
+    text = filler * (magihook._PICK_TEXT // len(filler) + 1) + "curl -H 'x: Bearer Xq8rT2wLp0vX4nB6'\n"
+    assert magihook.redact_credentials(text).endswith("x: Bearer %s'\n" % MARKER)
+
+
 KEPT = [
     "token: ${{ needs.vault.outputs.x }}", 'password = "%s"', "password: %s", "api_key=%(key)s",
     'token = "{}"', "password: <b>x</b>", "password:  24 bytes", "auth: user 4821",
