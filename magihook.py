@@ -3805,6 +3805,7 @@ def _rules_by_lead(rules: Sequence[TokenRule]) -> Mapping[str, Tuple[TokenRule, 
 # The rules of each lead, leads in table order, and each rule by its group's name.
 _LEAD_RULES = _rules_by_lead(TOKEN_RULES)
 _PREFIXED_LEADS = tuple(_LEAD_RULES)
+_UNEQUAL_LEADS = tuple(lead for lead in _PREFIXED_LEADS if "==" not in lead)   # what a text without "==" may hold
 _RULE_BY_GROUP = {_rule_group(rule.id): rule for rule in TOKEN_RULES}
 
 
@@ -4407,10 +4408,11 @@ def _alphabet_chars(alphabet: str) -> str:
     return "".join(chars)
 
 
-def _prefixed_spans(text: str) -> List[Tuple[int, int]]:
+def _prefixed_spans(text: str, equals: bool = True) -> List[Tuple[int, int]]:
+    """The spans of the rule table's tokens in TEXT; EQUALS False: TEXT holds no "==" (_credential_spans)."""
     spans = []
     seen: Dict[str, List[int]] = {}
-    for lead in _leads_in(text, _PREFIXED_LEADS):
+    for lead in _leads_in(text, _PREFIXED_LEADS) if equals else _leads_in(text, _UNEQUAL_LEADS):
         pattern = _lead_pattern(text, lead)
         for m in pattern.finditer(text) if pattern is not None else ():
             span = _accept_prefixed(text, m, seen)
@@ -5312,8 +5314,10 @@ def _lowered(text: str) -> str:
 _LOWER_CHUNK = 16384
 
 
-def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None) -> List[Tuple[int, int]]:
-    """The values after credential names and in the syntaxes of 9.6; GUESSED: see _named_pass."""
+def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None,
+                 equals: bool = True) -> List[Tuple[int, int]]:
+    """The values after credential names and in the syntaxes of 9.6; GUESSED: see _named_pass;
+    EQUALS False: TEXT holds no "==" (_credential_spans)."""
     low = _lowered(text)
     spans: List[Tuple[int, int]] = []
     # A name's value follows a separator (= : => :=) or is a second string; a flag's a dash; a
@@ -5329,7 +5333,7 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None) -> 
             while pos >= 0:
                 pos = _named_pass(text, low, lead, pos, mode, spans, prose, guessed)
     spans.extend(_spaced_spans(text, low, guessed))
-    spans.extend(_syntax_spans(text, low))
+    spans.extend(_syntax_spans(text, low, equals))
     # Without a colon every prose form has an `is` (`password for bob is X`).
     if prose is None and (":" in text or " is" in low or "\tis" in low):
         spans.extend(_prose_spans(text, low))
@@ -5682,6 +5686,7 @@ _reversed_compare_re = _lazy_re(r"=(?<=[!=]=)" + _COMPARED_NAME)
 # Only for an ASCII text: in one with wider characters the engine's search for a literal of two
 # characters takes longer than the stops it spares (CPU time; the instructions fall either way).
 _equality_compare_re = _lazy_re(r"==" + _COMPARED_NAME)
+_equals_re = _lazy_re("==")
 
 
 def _reversed_compare_spans(text: str, low: str) -> List[Tuple[int, int]]:
@@ -5709,7 +5714,7 @@ def _reversed_compare_spans(text: str, low: str) -> List[Tuple[int, int]]:
     return spans
 
 
-def _syntax_spans(text: str, low: str) -> List[Tuple[int, int]]:
+def _syntax_spans(text: str, low: str, equals: bool = True) -> List[Tuple[int, int]]:
     # On a long text, gates are one-character `in` tests only (a memchr): a search for a longer
     # literal costs about as much as the pass it would spare.  A short one (a label, a path)
     # is searched for each pass's literal, so that it compiles no pattern it cannot match.
@@ -5725,7 +5730,9 @@ def _syntax_spans(text: str, low: str) -> List[Tuple[int, int]]:
         spans.extend(_netrc_spans(text, low))
     if "=" in text and (not short or "sig" in low or "code=" in low or "key=" in low):
         spans.extend(_query_spans(text, low))
-    if "=" in text and ('"' in text or "'" in text) and (not short or "==" in text or "!=" in text):
+    # Without "!" only "==" compares (_reversed_compare_spans).
+    if "=" in text and ('"' in text or "'" in text) and (not short or "==" in text or "!=" in text) \
+            and (equals or "!" in text):
         spans.extend(_reversed_compare_spans(text, low))
     return spans
 
@@ -5756,8 +5763,12 @@ def _redaction(text: str) -> Tuple[str, List[str]]:
 
 def _credential_spans(text: str) -> List[Tuple[int, int]]:
     guessed: List[Tuple[int, int]] = []
-    named = _named_spans(text, guessed)
-    spans = _prefixed_spans(text) + named + guessed
+    # "==" leads two passes that read the whole text (a Tableau token's `==:`, a comparison
+    # `"x" == password`): one search for it proves that a long ASCII text, as most do, lacks it
+    # for both.  (In a text of wider characters re's search for two characters takes longer.)
+    equals = len(text) < _PICK_TEXT or not text.isascii() or _equals_re().search(text) is not None
+    named = _named_spans(text, guessed, equals)
+    spans = _prefixed_spans(text, equals) + named + guessed
     if named:
         spans.extend(_copies(text, _repeatable(text, named), {start for start, _ in named}))
     return spans

@@ -133,6 +133,16 @@ def test_a_netrc_entry_after_a_long_text_is_found(head, filler):
     assert magihook.redact_credentials(text).endswith(head + " password " + MARKER + "\n")
 
 
+@pytest.mark.parametrize("found", ['if "Xq8rT2wLp0vX4nB6" == password:', 'if "Xq8rT2wLp0vX4nB6" != password:',
+                                   "IgP/58waM+Dx3A5idNoDCD==:84YrNbuBhOwc8fjOWOrOwd8S7Ba16j7p"])
+@pytest.mark.parametrize("filler", ["x = 'a'\n", "caf\u00e9 x = 'a'\n"])
+def test_what_follows_an_equality_at_the_end_of_a_long_text_is_found(found, filler):
+    # A long ASCII text is searched for "==" once, for the passes it leads; "!=" leads none.
+    text = filler * (magihook._PICK_TEXT // len(filler) + 1) + found
+    assert "Xq8rT2wLp0vX4nB6" not in magihook.redact_credentials(text)
+    assert "84YrNbuBhOwc8fjOWOrOwd8S7Ba16j7p" not in magihook.redact_credentials(text)
+
+
 @pytest.mark.parametrize("filler", ["tokens = 5\n", "caf\u00e9 tokens\n"])
 def test_a_bearer_token_after_a_long_text_is_found(filler):
     # A long ASCII text runs the bearer pass without searching for its literal first.
