@@ -4550,7 +4550,8 @@ def _name_pattern(lead: str, with_value: bool) -> str:
     stems = "|".join(_lead_stems(lead))
     if lead not in _PROSE_LEADS:
         return r"(?:%s)%s%s" % (stems, name, value)
-    return r"(?:%s)(?:%s%s|(?P<prose>)%s)" % (stems, name, value, _prose_ahead())
+    # The group after the lookahead: set only where it holds, not set and restored where it fails.
+    return r"(?:%s)(?:%s%s|%s(?P<prose>))" % (stems, name, value, _prose_ahead(lead))
 
 
 # Who a prose password is for: a user name, or what git's prompt quotes (`Password for
@@ -4560,21 +4561,28 @@ _PROSE_USER = r"(?:(?:user[ \t]+)?[\w.@+-]{1,64}%s|'[^'\s]{1,128}')" % _WHOLE
 _PROSE_QUOTE = r"[\"'`<]?"
 
 
-def _prose_ahead() -> str:
+# What a lead's stem leaves of a prose noun before its separator: `ord` after passw, ` key` after
+# secret's cret (every other noun ends with its stem).
+_PROSE_TAILS = {"p": "ord", "c": "[ _-]key"}
+
+
+def _prose_ahead(lead: str = "") -> str:
     # A lookahead for what _PROSE_REST matches after a stem, or after the rest of a longer noun
-    # (`ord`, ` key`), written so that every branch starts with a literal or a character set:
-    # the engine skips a branch whose first character differs in one compare, where a branch
-    # that starts with an optional part or a run is entered, and most stems in text are failed
-    # names (`password)`, `token = x`).  After the spaces, the prose separator's `for`, `is` or
-    # `:` is one such branch each.  The runs are taken whole (3.11+; before, the same plain
-    # runs): what follows each never starts with what it holds.  The value's first 8
-    # characters are enough, as nothing follows it in the lookahead.
+    # (_PROSE_TAILS: LEAD's, or every lead's for the stems' shared lookahead), written so that
+    # every branch starts with a literal or a character set: the engine skips a branch whose
+    # first character differs in one compare, where a branch that starts with an optional part
+    # or a run is entered, and most stems in text are failed names (`password)`, `token = x`).
+    # After the spaces, the prose separator's `for`, `is` or `:` is one such branch each.  The
+    # runs are taken whole (3.11+; before, the same plain runs): what follows each never starts
+    # with what it holds.  The value's first 8 characters are enough, as nothing follows it in
+    # the lookahead.
     spaces, more = r"[ \t]*" + _WHOLE, r"[ \t]+" + _WHOLE
     value = _PROSE_QUOTE + r"""[^\s"'`<>]{8}"""
     is_ = r"is(?:%s:%s|%s)" % (spaces, more, more)
     rest = r":%s%s|[ \t]%s(?:for%s%s(?:%s%s|%s:%s)|%s|:%s)%s" % (
         spaces, value, spaces, more, _PROSE_USER, more, is_, spaces, spaces, is_, spaces, value)
-    return r"(?=ord(?:%s)|[ _-]key(?:%s)|%s)" % (rest, rest, rest)
+    tails = [tail for tail_lead, tail in _PROSE_TAILS.items() if lead in ("", tail_lead)]
+    return "(?=%s)" % "|".join(["%s(?:%s)" % (tail, rest) for tail in tails] + [rest])
 
 
 @functools.lru_cache(maxsize=1)

@@ -270,6 +270,17 @@ def test_a_typed_assignment_after_a_colon_and_a_colon_before_a_block_read_alike_
     assert redacted_in_every_mode(monkeypatch, text) == [expected] * 3
 
 
+@pytest.mark.parametrize("prose", ["the password is Tr0ub4dor-x9Q", "passphrase: Tr0ub4dor-x9Q",
+                                   "Your API key: Tr0ub4dor-x9Q", "my secret key: Tr0ub4dor-x9Q",
+                                   "the token is Tr0ub4dor-x9Q"])
+def test_prose_in_a_long_text_is_found_in_every_way_of_reading_names(monkeypatch, prose):
+    # A lead's own pattern looks ahead for what its stems leave of a prose noun (_PROSE_TAILS:
+    # `ord` after passw, ` key` after secret's cret), the stems' shared lookahead for every one.
+    pad = "# note: a line of output, nothing in it = 1\n" * 400
+    expected = pad + prose.replace("Tr0ub4dor-x9Q", MARKER)
+    assert redacted_in_every_mode(monkeypatch, pad + prose) == [expected] * 3
+
+
 def test_a_page_of_output_compiles_only_the_name_leads_whose_stems_it_holds():
     # Under _PICK_TEXT, a lead whose stem literals ("dsn", "bearer", "pass"...) the text lacks
     # compiles nothing; this page holds only "key".
