@@ -184,6 +184,9 @@ LOOK_ALIKES = [
     "GR1348941helloWord0 and GR1348941PREfix_helloworld380_testin_pretty_long_token_long_",
     # New Relic's tail after what is no license key: a word, a hex run glued to a longer word.
     "see release-notes-2024-FFFFNRAL and x9209dcb468e07e032fd0db161b56bb9aFFFFNRAL",
+    # Mailgun's key- before an MD5 (a cache key), and a key- that ends a longer hyphenated name.
+    "restored key-d41d8cd98f00b204e9800998ecf8427e from cache",
+    "bucket: my-cache-key-0a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p",
 ]
 
 
