@@ -3636,7 +3636,9 @@ TOKEN_RULES = (
     TokenRule("scalingo-api-token", "-", ("tk-us-",), ((_AN, 8, 8), (_URL, 40, 40)), "tk-us-VAFFiEnogG89ZuoMjnxmbsQJ6r4d9LhQRngMSOUFysOBHJHB", "tk-us-XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"),  # noqa: E501
     TokenRule("brevo-api-key", "-", ("xkeysib-", "xsmtpsib-"), ((_HEX, 64, 64), "-", (_AN, 16, 16)), "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", "myxkeysib-e7f2528ebd7bfd13be7e963d8264bc6c1e2191cafb7f1dbb1cf49294bd19d8a3-FmiRJ1LTJ1z6cpJg"),  # noqa: E501
     TokenRule("frameio-api-token", "-", ("fio-u-",), ((_AN, 10, 10), ("A-Za-z0-9_=-", 54, 54)), "fio-u-HDLDRbuJm3EJKWO_ID4Yygw3O4a3WSWQKHSjEt-nbaoaDQeBDG1Y5JHK3iRIKKse", "fio-u-servingcellconfigcommonsibelementfieldvaluemessagehandlerbuilder"),  # noqa: E501
-    TokenRule("octopus-deploy-api-key", "-", ("API-",), ((_UAN, 26, 26),), "API-C6NH4QOQESUORR9Q3RHW81PLNH", "API-C6NH4QOQESUORR9Q3R is cut"),  # noqa: E501
+    # Octopus Deploy's API key: 26 characters, 29-34 in newer keys; 32 hex digits after API- are a
+    # Notion page's id in its URL.
+    TokenRule("octopus-deploy-api-key", "-", ("API-",), ((_UAN, 26, 34),), "API-C6NH4QOQESUORR9Q3RHW81PLNH", "API-BD80F56CDC1441E6BF6011AB6D852875", pattern="(?![A-F0-9]{32}(?![A-Z0-9]))[A-Z0-9]{26,34}"),  # noqa: E501
     TokenRule("square-access-token", "-", ("sq0atp-",), ((_AN, 8, 8), (_URL, 14, 52)), "sq0atp-hYnd9RjZ-KJxsRh1olY7x-7cNM53Gug4XHtxvO", "xsq0atp-hYnd9RjZ-KJxsRh1olY7x-7cNM53Gug4XHtxvO"),  # noqa: E501
     TokenRule("square-oauth-secret", "-", ("sq0csp-", "sq0csb-"), ((_AN, 8, 8), (_URL, 35, 42)), "sq0csb-9DcQdQfA10tg5ozPGnAcJKKrTi5h8bnjJNENCAE8aUGD_Zb", "sq0csb-XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"),  # noqa: E501
     TokenRule("nvidia-api-key", "-", ("nvapi-",), ((_AN, 8, 8), (_URL, 56, 56)), "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", "mynvapi-X9NniXBeJpjLQTTW_zQMO_sqrwmTzeObri2uakuONh03g45f3wb4t-eyzZodoMVB"),  # noqa: E501

@@ -230,6 +230,14 @@ def test_keep_prefix_keeps_the_host_readable():
     assert out == "https://acme.webhook.office.com/webhookb2/" + MARKER
 
 
+def test_octopus_keys_of_every_length_are_redacted_and_a_notion_page_id_kept():
+    for key in ("API-C6NH4QOQESUORR9Q3RHW81PLNH", "API-ZNRMR7SL6L3ATMOIK7GKJDKLPYQ7Z2",
+                "API-V2X9QK7LMN3PRT8WZ4YB6HJC5DFG1SAE"):
+        assert magihook.redact_credentials("rotated %s today" % key) == "rotated %s today" % MARKER
+    page = "https://fog-ringer-f42.notion.site/API-BD80F56CDC1441E6BF6011AB6D852875"
+    assert magihook.redact_credentials(page) == page
+
+
 def test_sas_signature_needs_a_query():
     rule = next(r for r in RULES if r.id == "azure-sas-signature")
     assert magihook.redact_credentials(rule.example).endswith("&sig=" + MARKER)
