@@ -4580,23 +4580,35 @@ _PROSE_QUOTE = r"[\"'`<]?"
 _PROSE_TAILS = {"p": "ord", "c": "[ _-]key"}
 
 
-def _prose_ahead(lead: str = "") -> str:
+def _prose_ahead(lead: str = "", after_name: bool = False) -> str:
     # A lookahead for what _PROSE_REST matches after a stem, or after the rest of a longer noun
-    # (_PROSE_TAILS: LEAD's, or every lead's for the stems' shared lookahead), written so that
-    # every branch starts with a literal or a character set: the engine skips a branch whose
-    # first character differs in one compare, where a branch that starts with an optional part
-    # or a run is entered, and most stems in text are failed names (`password)`, `token = x`).
-    # After the spaces, the prose separator's `for`, `is` or `:` is one such branch each.  The
-    # runs are taken whole (3.11+; before, the same plain runs): what follows each never starts
-    # with what it holds.  The value's first 8 characters are enough, as nothing follows it in
-    # the lookahead.
+    # (_PROSE_TAILS: LEAD's, or every lead's for the stems' shared lookahead), or AFTER_NAME after
+    # a name that ends one (`password` in `Your password - X`).  It may match more than
+    # _PROSE_REST (`for <user>` and anything after it): _prose_at runs the noun's own pattern
+    # where it matches.  Each branch starts with a literal or a character set: the engine skips
+    # a branch whose first character differs in one compare, where a branch that starts with an
+    # optional part or a run is entered, and most stems in text are failed names (`password)`,
+    # `token = x`), so one character set is checked after the spaces before any branch.  The
+    # rest is written once (a first call compiles it into each prose lead's pattern).  The runs
+    # are taken whole (3.11+; before, the same plain runs): what follows each never starts with
+    # what it holds.  The value's first 8 characters are enough, as nothing follows it in the
+    # lookahead.
     spaces, more = r"[ \t]*" + _WHOLE, r"[ \t]+" + _WHOLE
     value = _PROSE_QUOTE + r"""[^\s"'`<>]{8}"""
-    is_ = r"is(?:%s:%s|%s)" % (spaces, more, more)
-    rest = r":%s%s|[ \t]%s(?:for%s%s(?:%s%s|%s:%s)|%s|:%s)%s" % (
-        spaces, value, spaces, more, _PROSE_USER, more, is_, spaces, spaces, is_, spaces, value)
+    digits = _PROSE_DIGIT_BRANCHES
+    digit = "(?:%s)" % digits
+    setter = r"(?:%s)d?%sto%s" % (_PROSE_SETTERS, more, more)
+    colon = r":%s(?:%s|\n%s%s|\r\n%s%s)" % (spaces, value, spaces, digit, spaces, digit)
+    words = ["%s(?:%s:%s|%s(?:%s)?)%s" % (verb, spaces, more, more, setter, value) for verb in ("is", "was")]
+    words += ["has%sbeen%s%s%s" % (more, more, setter, value), "to%s%s" % (more, value),
+              r"[\u2014\u2013-]-?%s%s" % (more, value)]
+    words += ["%sd?%sto%s%s" % (verb, more, more, value) for verb in _PROSE_SETTERS.split("|")]
+    first = r"(?=[a-z0-9_+\"'`<:\u2014\u2013-])"
+    user = r"for%s%s" % (more, _PROSE_USER)
+    rest = r"%s|[ \t]%s%s(?:%s|%s|%s|%s)" % (colon, spaces, first, user, colon, "|".join(words), digits)
     tails = [tail for tail_lead, tail in _PROSE_TAILS.items() if lead in ("", tail_lead)]
-    return "(?=%s)" % "|".join(["%s(?:%s)" % (tail, rest) for tail in tails] + [rest])
+    before = "" if after_name or not tails else "(?:%s|)" % "|".join(tails)
+    return r"(?=%s(?:%s))" % (before, rest)
 
 
 @functools.lru_cache(maxsize=1)
@@ -4745,6 +4757,11 @@ def _name_rest_re() -> re.Pattern[str]:
 @functools.lru_cache(maxsize=1)
 def _prose_ahead_re() -> re.Pattern[str]:
     return re.compile(_prose_ahead(), re.X)
+
+
+@functools.lru_cache(maxsize=1)
+def _prose_after_name_re() -> re.Pattern[str]:
+    return re.compile(_prose_ahead(after_name=True), re.X)
 
 
 @functools.cache
@@ -5356,10 +5373,17 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None,
                 pos = _named_pass(text, low, lead, pos, mode, spans, prose, guessed)
     spans.extend(_spaced_spans(text, low, guessed))
     spans.extend(_syntax_spans(text, low, equals))
-    # Without a colon every prose form has an `is` (`password for bob is X`).
-    if prose is None and (":" in text or " is" in low or "\tis" in low):
+    # A text the name passes skip holds its prose forms' separators and values: a colon, an `is`,
+    # or a digit (most secrets hold one; a value after `was`, `to` or a dash without one is
+    # rarely met).  str's own search tells most texts without a digit at once, where a regex
+    # stops at every character.
+    if prose is None and (":" in text or " is" in low or "\tis" in low or _holds_digit(text)):
         spans.extend(_prose_spans(text, low))
     return spans
+
+
+def _holds_digit(text: str) -> bool:
+    return any(digit in text for digit in "0123456789")
 
 
 def _named_pass(text: str, low: str, lead: str, pos: int, mode: str, found: List[Tuple[int, int]],
@@ -5384,8 +5408,9 @@ def _named_pass(text: str, low: str, lead: str, pos: int, mode: str, found: List
                 _prose_at(text, low, stem, prose, found)
             continue
         name_end = m.start("after_name") if full else m.end()
-        # A name's prose form has a colon for its separator (a name's is never `is` or `for`).
-        if prose is not None and prose_lead and _prose_colon_re().match(low, name_end):
+        # A name may end a prose noun whose separator the name's shares or starts (a colon, a
+        # hyphen, ` s` of `set to`).
+        if prose is not None and prose_lead and _prose_after_name_re().match(low, name_end):
             _prose_at(text, low, stem, prose, found)
         if stem < after:
             continue
@@ -5801,24 +5826,56 @@ def _credential_spans(text: str) -> List[Tuple[int, int]]:
 # and reads the rest only where it is; the words before the noun are read afterwards, since a
 # bare `token: X` is the name rules' to judge.  It starts with a space, a tab or a colon:
 # _name_pattern checks that first.
-_PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+%s)|)(?P<sep>[ \t]+is(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*)"
-               r"%s(?P<v>[^\s\"'`<>]{8,256})" % (_PROSE_USER, _PROSE_QUOTE))
-# A name's prose form: a colon, and a prose value (`token: X`), right after the name.
-_PROSE_COLON = r"[ \t]*:[ \t]*%s[^\s\"'`<>]{8}" % _PROSE_QUOTE
-_prose_colon_re = _lazy_re(_PROSE_COLON)
+# The separators between the noun (or its `for <user>`) and the value, each a group of the
+# pattern, after a colon or after spaces (read once for all of its separators), tried in this
+# order; what each asks of the words before the noun and of the value is _prose_span's.  A value
+# on the next line (`Your API key:\nX`) or after a space alone (`Use the API key X`) holds a
+# digit before any `=` (`user=token ip=10.1.2.3` is a log's fields), checked in the pattern: most
+# words after a noun hold none.
+_PROSE_SETTERS = "set|reset|change"
+# (_prose_ahead's, with each branch led by a character set for its alternation, and a quote
+# read as the run's first character.)
+_PROSE_DIGIT_BRANCHES = r"[0-9]|[a-z_+\"'`<][^\s\"'`<>0-9=]*%s[0-9]" % _WHOLE
+_PROSE_DIGIT = r"(?=[\"'`<]?(?:[0-9]|[a-z_+][^\s\"'`<>0-9=]*%s[0-9]))" % _WHOLE
+_PROSE_SEPARATORS = {
+    r"[ \t]*%s:[ \t]*%s" % (_WHOLE, _WHOLE): (("colon", ""), ("line", r"\r?\n[ \t]*" + _PROSE_DIGIT)),
+    r"[ \t]+" + _WHOLE: (
+        ("verb", r"(?:is|was)(?:[ \t]*:)?[ \t]+"),
+        ("set", r"(?:(?:has[ \t]+been|was|is)[ \t]+)?(?:%s)d?[ \t]+to[ \t]+" % _PROSE_SETTERS),
+        ("to", r"to[ \t]+"),
+        ("dash", r"(?:\u2014|\u2013|--?)[ \t]+"),    # an em dash, an en dash, a hyphen
+        ("bare", _PROSE_DIGIT)),
+}
+_PROSE_KINDS = tuple(kind for rows in _PROSE_SEPARATORS.values() for kind, _ in rows)
+_PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+%s)|)(?:%s)%s(?P<v>[^\s\"'`<>]{8,256})" % (
+    _PROSE_USER, "|".join("%s(?:%s)" % (lead, "|".join("(?P<%s>%s)" % row for row in rows))
+                          for lead, rows in _PROSE_SEPARATORS.items()), _PROSE_QUOTE))
+# A bare "key" is a prose noun only before `is` or `was` (`The key is X`), after a word.
+_PROSE_KEY_VERB = r"(?=[ \t]+(?:is|was)[ \t])"
+_PROSE_KEY = r"key(?<=[a-z][ \t]key)" + _PROSE_KEY_VERB
 _PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
-                "api": "api[ _-]?key"}
+                "api": "api[ _-]?key", "key": _PROSE_KEY}
 _prose_res = {noun: _lazy_re(pattern + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
-_prose_before_re = _lazy_re(r"(?:^|[^a-z])(?:your|my|the|our|their|his|her|its|new)[ \t]+"
-                            r"(?:[a-z]+[ \t_-]){0,2}\Z")
+# The words that make what follows a noun a sentence's: an owner (`your token: X`), and for a
+# value after a space alone, a verb that takes it (`Login with password X`, `Use the API key X`);
+# `to` takes a value after a verb that sets one (`Set the password to X`).
+_PROSE_OWNERS = "your|my|the|our|their|his|her|its|new"
+_PROSE_BARE_LEADS = _PROSE_OWNERS + "|with|using|use"
+_prose_before_re = _lazy_re(r"(?:^|[^a-z])(?:%s)[ \t]+(?:[a-z]+[ \t_-]){0,2}\Z" % _PROSE_OWNERS)
+_prose_bare_re = _lazy_re(r"(?:^|[^a-z])(?:%s)[ \t]+(?:[a-z]+[ \t_-]){0,2}\Z" % _PROSE_BARE_LEADS)
+_prose_setter_re = _lazy_re(r"(?:^|[^a-z])(?:%s)[ \t]+(?:[a-z]+[ \t_-]){0,2}\Z" % _PROSE_SETTERS)
 _PROSE_END = ".,;:!?)]}"
+# After a value on a line of its own: its closing quote, if any, and the line's end.
+_prose_line_end_re = _lazy_re(r"[\"'`>]?[ \t]*(?:\r?\n|\Z)")
 
 
 # The name passes' leads whose stems end (or, for "passw", begin) a prose noun, each with the
-# stems that only prose needs ("api key" with a space is no name), and where each noun starts
-# before the stem that found it.
-_PROSE_LEADS = {"k": (r"key(?<=api[ ]key)(?=[ \t:])",), "c": (), "p": ()}
-_PROSE_STARTS = {"ken": (("token", 2),), "key": (("api", 3), ("api", 4)), "cre": (("secret", 2),),
+# stems that only prose needs ("api key" with a space is no name, nor a bare "key"; one stem
+# for both, as each branch of a lead's stems is tried at every "key"), and where each noun
+# starts before the stem that found it.
+_PROSE_LEADS = {"k": (r"key(?<=[a-z][ \t]key)(?:(?<=api[ ]key)(?=[ \t:])|%s)" % _PROSE_KEY_VERB,),
+                "c": (), "p": ()}
+_PROSE_STARTS = {"ken": (("token", 2),), "key": (("api", 3), ("api", 4), ("key", 0)), "cre": (("secret", 2),),
                  "pas": (("pass", 0),)}
 
 
@@ -5851,15 +5908,32 @@ def _prose_at(text: str, low: str, stem: int, ends: Dict[str, int], found: List[
 
 
 def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
-    """A prose match's value: after `for <user>` or `is`, or after a colon that follows a
-    possessive or article (`your token: X`; a bare `token: X` is the name rules' to judge) or a
-    noun of two words (`API key: X`: no identifier holds a space), whose value is then held to a
-    key name's random shape (a label's value is often a word: `Secret key: AES-256-GCM`)."""
+    """A prose match's value, by its separator (_PROSE_SEPARATORS) and the words before the
+    noun.  A value that looks like a secret after `for <user>`, `is` or `was`, after a verb that
+    sets it and `to` (`has been set to X`; `Set the password to X`), or after a colon or a
+    dash that follows an owner (`your token: X`; a bare `token: X` is the name rules' to judge).
+    A random one (a key name's shape) after a colon or a dash that follows a noun of two words
+    (`API key: X`: no identifier holds a space; a label's value is often a word: `Secret key:
+    AES-256-GCM`), after a bare "key" that an owner leads (`The key is X`), after a space
+    alone that a verb taking it leads (`Login with password X`, `Use the API key X`), and on
+    the line after the colon, alone there (a heading's next line is a paragraph)."""
     start = m.start()
-    if m.group("for") or "is" in m.group("sep") or _prose_before_re().search(
-            low[max(0, start - 24):start]) is not None:
+    kind = next(kind for kind in _PROSE_KINDS if m.start(kind) >= 0)
+    before = low[max(0, start - 24):start]
+    if kind == "bare":
+        return _prose_value(text, m, True) if _prose_bare_re().search(before) else None
+    owner = _prose_before_re().search(before) is not None
+    two_words = " " in low[start:m.start(kind)]
+    if kind == "line":
+        alone = _prose_line_end_re().match(text, m.end("v")) is not None
+        return _prose_value(text, m, True) if alone and (owner or two_words) else None
+    if low.startswith("key", start):
+        return _prose_value(text, m, True) if owner else None
+    if kind == "to" and _prose_setter_re().search(before) is None:
+        return None
+    if m.group("for") or kind in ("verb", "set", "to") or owner:
         return _prose_value(text, m, False)
-    return _prose_value(text, m, True) if " " in low[start:m.start("sep")] else None
+    return _prose_value(text, m, True) if two_words else None
 
 
 # Where a prose value says where a secret is kept, not what it is: a path (`~/.ssh/id_ed25519`), a

@@ -342,6 +342,68 @@ def test_prose_without_a_colon_is_found(text, expected):
     assert magihook.redact_credentials(text) == expected
 
 
+# Issue 23, criterion 6: more prose forms of a credential, each with prose that looks like it
+# and is kept.  A form that needs no owner or verb before the noun (a value after `is`, `was`, a
+# verb that sets it) takes a value that looks like a secret; the looser ones a random one.
+MORE_PROSE = {
+    "a verb that sets it and to": (
+        ["Your password has been set to {s}", "Set the password to {s}.", "Your password was reset to {s}"],
+        ["Set the password to something long.", "The password was reset to the default.",
+         "Send the password to admin2024@example.com"]),
+    "was": (["the password was {s}", "The token was {s}."],
+            ["the password was changed yesterday", "The token was revoked at 10:42."]),
+    "a bare key and is": (["The key is {s}", "Your key was {s}."],
+                          ["The key is missing.", "The key is `id`.", "The primary key is user_id_2024.",
+                           "The key is 3f9a2b7c8d1e4f50", "A monkey is Ab3dEf6hIj9kLm2nOp5q"]),
+    "a space alone, after a verb that takes it": (
+        ["Use the API key {s} to call it", "Login with password {s}"],
+        ["Use the API key from step 2", "Login with password authentication",
+         "Use the token v1.2.3-beta4 to test"]),
+    "the next line, alone there": (
+        ["Your API Key:\n{s}", "Your API key:\r\n`{s}`\r\n"],
+        ["## API Key:\nCreate one in the dashboard, then paste it here.\n",
+         "Your API key:\n\n1. Open the settings page\n", "token:\n  nested: value1234\n"]),
+    # A name whose separator starts a prose one's (`password - `, `token s…`, as SECRET starts,
+    # `password '…'`).
+    "after a name's separator": (
+        ["Your password - {s}", "Use the token {s}", "Login with password '{s}'", "your password set to {s}"],
+        ["Your password - see the admin", "a token vs a password", "token 'x' and password 'y'"]),
+    "a dash": (["Your API key \u2014 {s}", "Your API key \u2013 {s}", "Your API key - {s}"],
+               ["Your API key \u2014 see the dashboard", "API key - required"]),
+}
+PROSE_PAD = "a line of prose, nothing in it\n" * 600      # long, and no name pass runs on it
+
+
+@pytest.mark.parametrize("forms, kept", list(MORE_PROSE.values()), ids=list(MORE_PROSE))
+@pytest.mark.parametrize("before, after", [("", ""), (LONG_PAD, ""), ("", "\n" + LONG_PAD), (PROSE_PAD, "")],
+                         ids=["short", "long, after", "long, before", "long prose"])
+def test_more_prose_forms_are_redacted_and_their_look_alikes_kept(forms, kept, before, after):
+    for form in forms:
+        text = before + form.format(s=SECRET) + after
+        assert magihook.redact_credentials(text) == before + form.format(s=M) + after
+    for text in kept:
+        assert magihook.redact_credentials(before + text + after) == before + text + after
+
+
+def test_more_prose_forms_are_found_by_every_mode_of_the_name_passes():
+    """Past _NAME_TEXT and _FULL_TEXT a lead's names and prose nouns are one pattern."""
+    forms = [form for forms, _ in MORE_PROSE.values() for form in forms]
+    kept = [text for _, texts in MORE_PROSE.values() for text in texts]
+    block = "\n".join(form.format(s=SECRET) for form in forms) + "\n" + "\n".join(kept)
+    for pad in (LONG_PAD * 4, LONG_PAD * 60):
+        assert magihook.redact_credentials(pad + block) == pad + block.replace(SECRET, M)
+
+
+def test_more_prose_forms_in_a_message_a_prompt_and_an_argv():
+    assert magihook.redact_request({"text": "Login with password %s" % SECRET}, "after_assistant") == {
+        "text": "Login with password %s" % M}
+    prompt = magihook.redact_request({"tasks": [{"prompt": "Your API Key:\n%s\n" % SECRET}]}, "before_tool")
+    assert prompt == {"tasks": [{"prompt": "Your API Key:\n%s\n" % M}]}
+    assert magihook.redact_tool_result({"text": "The key is %s" % SECRET}) == {"text": "The key is %s" % M}
+    assert magihook.redact_argv(["echo", "Use", "the", "API", "key", SECRET], {}) == [
+        "echo", "Use", "the", "API", "key", M]
+
+
 def test_a_random_value_under_a_key_name_is_redacted_in_json_too():
     """The key-name rule of the text scan holds for a JSON object's keys (payloads and the tool
     result the model reads): a random value goes, a database's key or a path stays."""
