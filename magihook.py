@@ -569,8 +569,9 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                 "redact_tool_output": {
                     "description": (
                         "Redact credential-shaped substrings of every tool result before the "
-                        "model is sent it (after_tool's tool_result); while on, a write or "
-                        "hash_edit whose new content holds a redaction marker is blocked."
+                        "model is sent it (after_tool's tool_result), and of the context items "
+                        "hooks add; while on, a write or hash_edit whose new content holds a "
+                        "redaction marker is blocked."
                     ),
                     "type": "boolean",
                     "default": False,
@@ -8721,9 +8722,19 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
             return verdict
     for hook, items in pending:
         for index, item in enumerate(items):
+            item = item_as_sent(run.settings, item)
             run.add_record("provider_context_item", context_item_payload(hook, event, index, item))
-            run.context_items.append(dict(item))
+            run.context_items.append(item)
     return verdict
+
+
+def item_as_sent(settings: Settings, item: Mapping[str, str]) -> Dict[str, str]:
+    """A context item as the model is sent it: under hooks.redact_tool_output its content is
+    redacted as a tool result is, since a hook may quote what the tool showed it (a full-payload
+    hook, or a file it read itself), and the user asked that no secret reach the model."""
+    if not settings.redact_tool_output:
+        return dict(item)
+    return dict(item, content=redact_tool_result(item["content"]))
 
 
 def _run_one_hook(

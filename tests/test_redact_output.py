@@ -135,6 +135,39 @@ def test_a_marker_elsewhere_or_with_the_setting_off_is_not_blocked(redact, tool,
     assert (result["verdict"], result["tool_result"]) == ("continue", None)
 
 
+# --- what hooks add for the model --------------------------------------------------------------------
+
+QUOTED = "from the output: GITHUB_TOKEN=%s (port 8080)" % GITHUB
+
+
+def quoting_hook(project):
+    # A full-payload hook that hands the model a line of what the tool showed it.
+    items = json.dumps({"context_items": [{"role": "user", "content": QUOTED}]})
+    return {"command": str(write_script(project, "quote.sh", "#!/bin/bash\ncat >/dev/null\necho '%s'\n" % items)),
+            "payload": "full", "provider_context_injection": True}
+
+
+@pytest.mark.parametrize("phase, event", [("after_tool", dict(after_event(), result=RESULT)),
+                                          ("after_assistant", {"text": "done"})])
+@pytest.mark.parametrize("redact", [True, False])
+def test_a_context_item_quoting_a_credential_reaches_the_model_redacted(project, phase, event, redact):
+    config = write_settings(project, {"enabled": True, "redact_tool_output": redact, phase: [quoting_hook(project)]})
+    ran = run_cli("run", "--phase", phase, "--config", str(config), event=event, cwd=str(project))
+    assert ran.returncode == 0, ran.stderr
+    sent = QUOTED.replace(GITHUB, MARKER) if redact else QUOTED
+    assert ran.json["context_items"] == [{"role": "user", "content": sent}]
+    recorded = [e["payload"]["content"] for e in ran.json["events"] if e["type"] == "provider_context_item"]
+    assert recorded == [sent]
+
+
+def test_claude_code_additional_context_is_redacted_too(project):
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", "Bash", {"command": "x"},
+                                                         tool_response=CLAUDE_BASH),
+                       hooks={"enabled": True, "after_tool": [quoting_hook(project)]})
+    assert got["hookSpecificOutput"]["additionalContext"] == QUOTED.replace(GITHUB, MARKER)
+    assert GITHUB not in json.dumps(got)
+
+
 # --- adapt: each agent's model gets the redacted output ---------------------------------------------
 
 def adapt_answer(project, agent, document, redact=True, hooks=None):
