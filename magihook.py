@@ -5168,6 +5168,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
                 return token                  # Authorization: <any scheme> <token>
             if _is_count_or_prose(text, name, value, end, ":" in sep):
                 return None
+            if value.isupper() and _is_flag_metavariable(text, name, stem, value):
+                return None                   # --password=PASS in a command's help
             if ":" in sep and last in _PLURAL_HEADINGS and _slug_re().fullmatch(value):
                 return None                   # `resolved secrets: scope-conflict`: a heading
         if last in ("cookie", "cookies"):
@@ -5301,10 +5303,33 @@ def _flag_span(text: str, m: re.Match[str], key_name: bool) -> Optional[Tuple[in
             value = text[start:end]
             if value.startswith("-") or _is_placeholder(value) or key_name and not _looks_random_key(value):
                 return None
-            if group == "unquoted" and _is_prose_flag(m.group("flag"), value):
+            if group == "unquoted" and (_is_prose_flag(m.group("flag"), value)
+                                        or _is_metavariable(m.group("flag"), value)):
                 return None
             return (start, end)
     return None
+
+
+# A flag's metavariable in a command's help says what goes there (argparse's `--api-key KEY`,
+# `--password PASSWORD`, click's `TEXT`, cobra's and Go's `string`, curl's `--user
+# USER:PASSWORD`): upper-case words of the flag or of this list, or a type's name.
+_METAVARIABLE_WORDS = frozenset(_KIND_WORDS | {
+    "pw", "auth", "api", "client", "access", "creds", "user", "username", "name", "id", "value",
+    "val", "text", "string", "str", "file", "path"})
+_metavariable_re = _lazy_re(r"[A-Z][A-Z0-9]*(?:[_:-][A-Z][A-Z0-9]*)*|string|str|text|value")
+_metavariable_word_re = _lazy_re(r"[A-Z0-9]+")
+
+
+def _is_flag_metavariable(text: str, name: str, stem: int, value: str) -> bool:
+    return text[_name_start(text, stem)] == "-" and _is_metavariable(name, value)
+
+
+def _is_metavariable(flag: str, value: str) -> bool:
+    if _metavariable_re().fullmatch(value) is None:
+        return False
+    words = _key_words(flag)
+    return value.islower() or all(word.lower() in _METAVARIABLE_WORDS or word.lower() in words
+                                  for word in _metavariable_word_re().findall(value))
 
 
 # Last words of a flag that set how a credential is handled, not give one (gpg's

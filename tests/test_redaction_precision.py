@@ -158,6 +158,14 @@ KEPT = {
         "Secret key: ~/.ssh/id_ed25519\nAPI key: op://Private/OpenAI/credential2\nYour API key: config.yaml#L12\n"
         "The password is env:DB_PASSWORD2\nYour API key: ****abcd1234\nAPI key: ./secrets/api-key-2024.txt\n"
         "The password is /etc/ssl/private/server2024.key\nYour API key: keyring:openai/default2\n"),
+    # A command's --help, which agents read often: argparse, click, cobra and Go's flag package.
+    "a flag's metavariable in a command's help": (
+        "  --api-key KEY        Your API key\n  --password PASSWORD  the password\n"
+        "  --client-secret CLIENT_SECRET\n  --auth-token AUTH_TOKEN\n  -p PASS, --password PASS\n"
+        "  --password TEXT  (click)\n      --token string   API token (cobra)\n"
+        "  -password string\n    \tpassword (Go's flag)\n  --token TOKEN_FILE\n"
+        "  --password=PASS   set both ftp and http password to PASS\n  --load-cookies=FILE\n"
+        "  --private-key=FILE   private key file\n"),
     "a label's word after a two-word noun": (
         "Secret key: AES-256-GCM\nAPI key: HMAC-SHA256 signed\nSecret key: secp256k1\n"),
 }
@@ -250,6 +258,10 @@ REDACTED = {
                           'DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s\nDUO_AKEY=%s' % ((M,) * 4)),
     "a glued key's flag value is not looked for elsewhere": ("-storagekey %s\nechoed %s" % (SECRET, SECRET),
                                                             "-storagekey %s\nechoed %s" % (M, SECRET)),
+    "an upper-case value after a credential flag, not made of words": (
+        "--password HUNTER2XYZ\n--token QWXZRTPLMKJHGFDS\n--api-key KEY_A7F3Q9Z2\n--password=HUNTER2XYZ\n"
+        "PASSWORD=PASS\n",
+        "--password %s\n--token %s\n--api-key %s\n--password=%s\nPASSWORD=%s\n" % (M, M, M, M, M)),
     "a flag's word, a flag's value before a sentence's period": (
         "gpg --passphrase correcthorse --batch\nrun --session-key 9F8E7D6C5B4A3928.\n",
         "gpg --passphrase %s --batch\nrun --session-key %s\n" % (M, M)),
