@@ -4870,6 +4870,17 @@ def is_aws_account_id(name: str, value: object) -> bool:
             and _key_words(name)[-2:] == ("account", "id"))
 
 
+# A value shown masked: a run of mask characters, or an ellipsis between two ends, with few
+# characters left in view (a vendor's prefix, the last four), too few to be the secret; or a
+# document's ellipsis alone (`password = "…"`).  An ellipsis after a value cuts it short: still one.
+_masked_re = _lazy_re(r"[^\s*.\u2022\u2026]{0,12}(?:\*{4,}|\u2022{2,})[^\s*.\u2022\u2026]{0,12}"
+                      r"|[^\s*.\u2022\u2026]{1,12}(?:\.{3,}|\u2026)[^\s*.\u2022\u2026]{1,12}|\u2026+")
+
+
+def _is_masked(value: str) -> bool:
+    return _masked_re().fullmatch(value) is not None
+
+
 def _is_placeholder(value: str) -> bool:
     """Template references and masked values: not secrets, keep them."""
     v = value.strip()
@@ -4878,6 +4889,8 @@ def _is_placeholder(value: str) -> bool:
         return True
     if v and not low.strip(_MASK_CHARS):
         return True                   # ***, xxxx, and Markdown's `**Auth:**`
+    if ("****" in v or "..." in v or "\u2022\u2022" in v or "\u2026" in v) and _is_masked(v):
+        return True                   # gh auth status' gho_****, a dashboard's sk-...abcd
     return "redacted" in low or low.startswith("your") or low.endswith(("-here", "_here"))
 
 

@@ -158,6 +158,14 @@ KEPT = {
         "Secret key: ~/.ssh/id_ed25519\nAPI key: op://Private/OpenAI/credential2\nYour API key: config.yaml#L12\n"
         "The password is env:DB_PASSWORD2\nYour API key: ****abcd1234\nAPI key: ./secrets/api-key-2024.txt\n"
         "The password is /etc/ssl/private/server2024.key\nYour API key: keyring:openai/default2\n"),
+    # What a tool shows masked on purpose: `aws configure list`, `gh auth status`, a dashboard's
+    # last four, a document's ellipsis.
+    "a value shown masked": (
+        "access_key     ****************ABCD shared-credentials-file\n"
+        "  - Token: gho_************************************\nYour token: ****abcd1234\n"
+        "OPENAI_API_KEY=sk-...abcd\napi_key: sk-proj-****************************wxyz\n"
+        "token: gho_\u2022\u2022\u2022\u2022\u2022\u2022\u2022\u2022abcd\n"
+        'char password[] = "\u2026";\n`os.environ["API_TOKEN"] = "\u2026"`\n'),
     # A command's --help, which agents read often: argparse, click, cobra and Go's flag package.
     "a flag's metavariable in a command's help": (
         "  --api-key KEY        Your API key\n  --password PASSWORD  the password\n"
@@ -258,6 +266,9 @@ REDACTED = {
                           'DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s\nDUO_AKEY=%s' % ((M,) * 4)),
     "a glued key's flag value is not looked for elsewhere": ("-storagekey %s\nechoed %s" % (SECRET, SECRET),
                                                             "-storagekey %s\nechoed %s" % (M, SECRET)),
+    "a value cut short, or with too much of it in view": (
+        "password=MyPa$$w0rd...\npassword: Zx9Qw4Lp7Rt2Vb\u2026\ntoken: Zx9Qw4Lp7Rt2Vb6Nm3Kj****\n",
+        "password=%s\npassword: %s\ntoken: %s\n" % (M, M, M)),
     "an upper-case value after a credential flag, not made of words": (
         "--password HUNTER2XYZ\n--token QWXZRTPLMKJHGFDS\n--api-key KEY_A7F3Q9Z2\n--password=HUNTER2XYZ\n"
         "PASSWORD=PASS\n",
