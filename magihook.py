@@ -571,7 +571,8 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                         "Redact credential-shaped substrings of every tool result before the "
                         "model is sent it (after_tool's tool_result), and of the context items "
                         "hooks add; while on, a write or hash_edit whose new content holds a "
-                        "redaction marker is blocked."
+                        "redaction marker is blocked, as is a tool magihook does not know whose "
+                        "input holds one."
                     ),
                     "type": "boolean",
                     "default": False,
@@ -8656,8 +8657,8 @@ def _run_phase(
     run.warnings.extend(settings.notices)
     refused = refused_hooks(settings, hooks)
     try:
-        if settings.redact_tool_output and writes_a_marker(tool_event):
-            run.blocked_content = MARKER_WRITE_CONTENT
+        if settings.redact_tool_output and passes_a_marker(tool_event):
+            run.blocked_content = MARKER_WRITE_CONTENT if tool_event.wrapped else MARKER_INPUT_CONTENT
             verdict = "block"
         else:
             verdict = _run_hooks(run, [hook for hook in hooks if hook not in refused], tool_event)
@@ -8673,12 +8674,27 @@ def _run_phase(
 MARKER_WRITE_CONTENT = (
     "This tool call was blocked by local hook policy: its new content holds %s, which stands for "
     "a credential hidden from you; write the file without it." % REDACTION_MARKER)
+MARKER_INPUT_CONTENT = (
+    "This tool call was blocked by local hook policy: its input holds %s, which stands for a "
+    "credential hidden from you; call it without it." % REDACTION_MARKER)
+
+
+def passes_a_marker(event: ToolEvent) -> bool:
+    """A call (before the tool) that would put a redaction marker where a real value was: a write
+    or hash_edit whose new content holds one (writes_a_marker), or a tool magihook does not know
+    (an MCP server's write_file, Claude Code's NotebookEdit) with one anywhere in its input, as
+    magihook cannot tell whether that tool writes what it is given."""
+    if event.phase != "before_tool":
+        return False
+    if not event.wrapped:
+        return REDACTION_MARKER.encode() in dump_json(event.request)
+    return writes_a_marker(event)
 
 
 def writes_a_marker(event: ToolEvent) -> bool:
-    """A write or hash_edit (before the tool) whose new content holds a redaction marker: the
-    `content` of a write, the added lines (`+`) of a hash_edit's patch."""
-    if event.phase != "before_tool" or event.tool_name not in ("write", "hash_edit"):
+    """A write or hash_edit whose new content holds a redaction marker: the `content` of a
+    write, the added lines (`+`) of a hash_edit's patch."""
+    if event.tool_name not in ("write", "hash_edit"):
         return False
     new = event.request.get("content" if event.tool_name == "write" else "input")
     if not isinstance(new, str) or REDACTION_MARKER not in new:
@@ -12072,7 +12088,7 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
     """The agent's answer to one hook call; None when magihook wraps nothing (or continues)."""
     mapped = adapt_event(agent, document)
     if mapped is None:
-        return _unwrapped_output_answer(agent, document, options)
+        return _unwrapped_answer(agent, document, options)
     event_name = document["hook_event_name"]
     try:
         settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
@@ -12117,16 +12133,18 @@ def _tool_output(agent: Agent, document: Mapping[str, Any]) -> Any:
     return document.get("error" if failed else agent.tool_response_field)
 
 
-def _unwrapped_output_answer(agent: str, document: Mapping[str, Any],
-                             options: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
-    """After a tool magihook does not wrap (no hook runs for it): the answer that has the model
-    read its output redacted when hooks.redact_tool_output is on, as after a wrapped one (Gemini
-    CLI's read_background_output, GitHub Copilot CLI's read_bash: the output of a command run in
-    the background).  None otherwise, and when the settings cannot be loaded (the tool is none
-    of the calls a broken file fails closed for)."""
+def _unwrapped_answer(agent: str, document: Mapping[str, Any],
+                      options: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """For a tool magihook does not wrap (no hook runs for it), under hooks.redact_tool_output:
+    before it, a deny when its input holds a redaction marker (passes_a_marker: an MCP server's
+    write_file, NotebookEdit); after it, the answer that has the model read its output redacted,
+    as after a wrapped one (Gemini CLI's read_background_output, GitHub Copilot CLI's read_bash:
+    the output of a command run in the background).  None otherwise, and when the settings
+    cannot be loaded (the tool is none of the calls a broken file fails closed for)."""
     spoken = agent_named(agent)
     event_name = document["hook_event_name"]
-    if spoken.tool_events.get(event_name) != "after_tool":
+    phase = spoken.tool_events.get(event_name)
+    if phase not in ("before_tool", "after_tool"):
         return None
     try:
         settings = load_settings(options.get("--config"), cwd=given_folder(document.get("cwd")))
@@ -12134,6 +12152,9 @@ def _unwrapped_output_answer(agent: str, document: Mapping[str, Any],
         return None
     if not settings.redact_tool_output:
         return None
+    if phase == "before_tool":
+        held = REDACTION_MARKER.encode() in dump_json(document.get("tool_input"))
+        return spoken.deny_answer(event_name, MARKER_INPUT_CONTENT) if held else None
     response = _tool_output(spoken, document)
     if response is None:
         return None

@@ -128,11 +128,29 @@ def test_writing_a_marker_back_is_blocked_before_the_tool_and_before_any_hook(pr
     (True, "write", {"path": "app.env", "content": "GITHUB_TOKEN=ghp_real\n"}),
     (True, "hash_edit", {"path": "app.env", "input": PATCH_REMOVING % MARKER}),
     (True, "bash", {"command": "echo %s" % MARKER}),
+    (False, "mcp__fs__write_file", {"path": "app.env", "content": "GITHUB_TOKEN=%s\n" % MARKER}),
+    (True, "mcp__fs__write_file", {"path": "app.env", "content": "GITHUB_TOKEN=ghp_real\n"}),
 ])
 def test_a_marker_elsewhere_or_with_the_setting_off_is_not_blocked(redact, tool, request_):
     document = {"hooks": {"redact_tool_output": redact}}
     result = magihook.run_phase(magihook.settings_from_document(document), "before_tool", before(tool, request_))
     assert (result["verdict"], result["tool_result"]) == ("continue", None)
+
+
+INPUT_BLOCKED = ("This tool call was blocked by local hook policy: its input holds <redacted:credential>, which "
+                 "stands for a credential hidden from you; call it without it.")
+
+
+@pytest.mark.parametrize("tool, request_", [
+    ("mcp__fs__write_file", {"path": "app.env", "content": "GITHUB_TOKEN=%s\n" % MARKER}),
+    ("NotebookEdit", {"notebook_path": "a.ipynb", "new_source": ["x = 1", "key = '%s'" % MARKER]}),
+])
+def test_a_tool_magihook_does_not_know_is_blocked_with_a_marker_anywhere_in_its_input(tool, request_):
+    # It may write what it is given (an MCP server's write_file): magihook cannot tell.
+    result = magihook.run_phase(settings(), "before_tool", before(tool, request_))
+    assert result["verdict"] == "block"
+    assert result["tool_result"] == {"tool_name": tool, "call_id": "c1", "success": False, "blocked": True,
+                                     "content": INPUT_BLOCKED}
 
 
 # --- what hooks add for the model --------------------------------------------------------------------
@@ -158,6 +176,18 @@ def test_a_context_item_quoting_a_credential_reaches_the_model_redacted(project,
     assert ran.json["context_items"] == [{"role": "user", "content": sent}]
     recorded = [e["payload"]["content"] for e in ran.json["events"] if e["type"] == "provider_context_item"]
     assert recorded == [sent]
+
+
+@pytest.mark.parametrize("tool, tool_input, redact, denied", [
+    ("NotebookEdit", {"notebook_path": "/p/a.ipynb", "new_source": "key = '%s'" % MARKER}, True, True),
+    ("mcp__fs__write_file", {"path": "/p/app.env", "content": "K=%s" % MARKER}, True, True),
+    ("mcp__fs__write_file", {"path": "/p/app.env", "content": "K=%s" % MARKER}, False, False),
+    ("mcp__fs__write_file", {"path": "/p/app.env", "content": "K=v"}, True, False),
+])
+def test_adapt_denies_an_unwrapped_tool_whose_input_holds_a_marker(project, tool, tool_input, redact, denied):
+    got = adapt_answer(project, "claude-code", agent_stdin(project, "PreToolUse", tool, tool_input), redact=redact)
+    assert got == ({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                           "permissionDecisionReason": INPUT_BLOCKED}} if denied else None)
 
 
 def test_claude_code_additional_context_is_redacted_too(project):
