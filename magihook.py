@@ -570,9 +570,9 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                     "description": (
                         "Redact credential-shaped substrings of every tool result before the "
                         "model is sent it (after_tool's tool_result), and of the context items "
-                        "hooks add; while on, a write or hash_edit whose new content holds a "
-                        "redaction marker is blocked, as is a tool magihook does not know whose "
-                        "input holds one."
+                        "hooks add; while on, a write, hash_edit or file-writing bash command "
+                        "whose new content holds a redaction marker is blocked, as is a tool "
+                        "magihook does not know whose input holds one."
                     ),
                     "type": "boolean",
                     "default": False,
@@ -8691,14 +8691,22 @@ def passes_a_marker(event: ToolEvent) -> bool:
     return writes_a_marker(event)
 
 
+# A shell command that writes a file: a redirection (not `2>&1`), tee, an in-place edit, or the
+# apply_patch command Codex's model runs with a here-document.
+_shell_writes_re = _lazy_re(r"(?<![0-9&>])>(?!&)|\btee\b|\bapply_patch\b|\s-i\b|--in-place\b")
+
+
 def writes_a_marker(event: ToolEvent) -> bool:
-    """A write or hash_edit whose new content holds a redaction marker: the `content` of a
-    write, the added lines (`+`) of a hash_edit's patch."""
-    if event.tool_name not in ("write", "hash_edit"):
-        return False
-    new = event.request.get("content" if event.tool_name == "write" else "input")
+    """A write, hash_edit or writing bash command whose new content holds a redaction marker: the
+    `content` of a write, the added lines (`+`) of a patch (a hash_edit's, or one a bash command
+    hands apply_patch), a bash command that writes a file (_shell_writes_re; a command that only
+    prints a marker is let be)."""
+    field = {"write": "content", "hash_edit": "input", "bash": "command"}.get(event.tool_name)
+    new = event.request.get(field) if field else None
     if not isinstance(new, str) or REDACTION_MARKER not in new:
         return False
+    if event.tool_name == "bash" and "*** Begin Patch" not in new:
+        return _shell_writes_re().search(new.replace(REDACTION_MARKER, "")) is not None
     return event.tool_name == "write" or any(
         line.startswith("+") and REDACTION_MARKER in line for line in new.split("\n"))
 

@@ -105,6 +105,12 @@ def before(tool, request):
 @pytest.mark.parametrize("tool, request_", [
     ("write", {"path": "app.env", "content": "GITHUB_TOKEN=%s\n" % MARKER}),
     ("hash_edit", {"path": "app.env", "input": PATCH_ADDING % MARKER}),
+    # A shell that writes a file: Codex's model writes with here-documents and apply_patch.
+    ("bash", {"command": "cat > app.env <<'EOF'\nGITHUB_TOKEN=%s\nEOF" % MARKER}),
+    ("bash", {"command": "echo GITHUB_TOKEN=%s >> app.env" % MARKER}),
+    ("bash", {"command": "printf 'GITHUB_TOKEN=%s' | tee app.env" % MARKER}),
+    ("bash", {"command": "sed -i 's/old/%s/' app.env" % MARKER}),
+    ("bash", {"command": "apply_patch <<'EOF'\n%sEOF" % (PATCH_ADDING % MARKER)}),
 ])
 def test_writing_a_marker_back_is_blocked_before_the_tool_and_before_any_hook(project, tool, request_):
     touched = project / "ran"
@@ -128,6 +134,9 @@ def test_writing_a_marker_back_is_blocked_before_the_tool_and_before_any_hook(pr
     (True, "write", {"path": "app.env", "content": "GITHUB_TOKEN=ghp_real\n"}),
     (True, "hash_edit", {"path": "app.env", "input": PATCH_REMOVING % MARKER}),
     (True, "bash", {"command": "echo %s" % MARKER}),
+    (True, "bash", {"command": "grep -n '%s' app.env 2>&1 | head 2>/dev/null" % MARKER}),
+    (True, "bash", {"command": "apply_patch <<'EOF'\n%sEOF" % (PATCH_REMOVING % MARKER)}),
+    (False, "bash", {"command": "cat > app.env <<'EOF'\nGITHUB_TOKEN=%s\nEOF" % MARKER}),
     (False, "mcp__fs__write_file", {"path": "app.env", "content": "GITHUB_TOKEN=%s\n" % MARKER}),
     (True, "mcp__fs__write_file", {"path": "app.env", "content": "GITHUB_TOKEN=ghp_real\n"}),
 ])
