@@ -9820,6 +9820,8 @@ class Agent:
     title = ""  # how docs and messages name it
     aliases: Tuple[str, ...] = ()  # other names `adapt` accepts
     project_folder: Optional[str] = None  # the folder of the agent's own project settings
+    # Where its docs put the wiring --print-settings prints: relative to the project, or `~/`.
+    settings_places: Tuple[str, ...] = ()
     tool_events: Mapping[str, str] = {}  # hook_event_name -> before_tool / after_tool
     # hook_event_name -> message phase; the first is the one a dialect hook gets.
     message_events: Mapping[str, str] = {}
@@ -9968,7 +9970,7 @@ class Agent:
 # What every agent class states in its own body, and what it states or inherits from an agent.
 AGENT_OWN_TABLES = ("name", "title", "tool_events", "message_events", "failed_tool_events", "tools",
                     "streamed_output_tools", "millisecond_fields", "context_fields",
-                    "project_dir_variables")
+                    "project_dir_variables", "settings_places")
 AGENT_BEHAVIOURS = (
     "session_id_variable", "message_field", "user_message_field", "permission_decision",
     "deny_needs_reason", "after_tool_deny_hides_result", "fail_replaces_output", "imports_settings",
@@ -10031,6 +10033,8 @@ class ClaudeCode(Agent):
 
     name, title = "claude-code", "Claude Code"
     project_folder = ".claude"
+    settings_places: Tuple[str, ...] = (".claude/settings.json", ".claude/settings.local.json",
+                                        "~/.claude/settings.json")
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     # Both give the last text block of the turn as last_assistant_message.
@@ -10139,6 +10143,7 @@ class Codex(ClaudeCode):
 
     name, title = "codex", "Codex"
     project_folder = ".codex"
+    settings_places: Tuple[str, ...] = (".codex/hooks.json", "~/.codex/hooks.json")
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool"})
     message_events = MappingProxyType({"Stop": "after_assistant"})
     failed_tool_events = frozenset()
@@ -10209,6 +10214,7 @@ class GeminiCli(Agent):
 
     name, title = "gemini", "Gemini CLI"
     project_folder = ".gemini"
+    settings_places: Tuple[str, ...] = (".gemini/settings.json", "~/.gemini/settings.json")
     tool_events = MappingProxyType({"BeforeTool": "before_tool", "AfterTool": "after_tool"})
     message_events = MappingProxyType({"AfterAgent": "after_assistant"})
     failed_tool_events = frozenset()
@@ -10329,6 +10335,7 @@ class CopilotCli(ClaudeCode):
 
     name, title = "copilot", "GitHub Copilot CLI"
     project_folder = ".github"
+    settings_places: Tuple[str, ...] = (".github/hooks/magihook.json", "~/.copilot/hooks/magihook.json")
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     # Copilot's Stop carries no assistant message, so it is not wired; a dialect hook gets one.
@@ -10428,6 +10435,7 @@ class QwenCode(ClaudeCode):
 
     name, title = "qwen", "Qwen Code"
     project_folder = ".qwen"
+    settings_places: Tuple[str, ...] = (".qwen/settings.json", "~/.qwen/settings.json")
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     message_events = MappingProxyType({"Stop": "after_assistant"})
@@ -11065,11 +11073,68 @@ def _tool_notes(subject: str, tool: str, login: LoginShell, report: DoctorReport
                             % (subject, tool, mine, theirs))
 
 
+def wiring_gaps(agent: Agent, document: Any) -> Optional[List[str]]:
+    """What an agent's settings DOCUMENT wires to `adapt AGENT` less than --print-settings now
+    does (an event, or tools of its matcher: `PreToolUse: Monitor`), after an upgrade of
+    magihook or of the agent; None when it wires no `adapt AGENT` at all."""
+    have = document.get("hooks") if isinstance(document, dict) else None
+    have = have if isinstance(have, dict) else {}
+    names = "|".join(re.escape(name) for name in (agent.name,) + agent.aliases)
+    runs_adapt = re.compile(r"\badapt (?:%s)(?![\w-])" % names)
+    ours = {event: [group for group in groups if isinstance(group, dict)
+                    and runs_adapt.search(dump_json(group).decode("utf-8", "replace"))]
+            for event, groups in have.items() if isinstance(groups, list)}
+    if not any(ours.values()):
+        return None
+    gaps = []
+    for event, groups in agent.settings_snippet("magihook").get("hooks", {}).items():
+        mine = ours.get(event)
+        wanted = dict.fromkeys(tool for group in groups for tool in (group.get("matcher") or "").split("|"))
+        missing = [tool for tool in wanted if tool and not any(_wires(agent, g, tool) for g in mine or ())]
+        if not mine:
+            gaps.append(event)
+        elif missing:
+            gaps.append("%s: %s" % (event, ", ".join(missing)))
+    return gaps
+
+
+def _wires(agent: Agent, group: Mapping[str, Any], tool: str) -> bool:
+    """The agent runs GROUP's hooks for TOOL: its matcher selects it by the agent's own rules."""
+    matcher = group.get("matcher")
+    if matcher is None or matcher in ("", "*"):
+        return True
+    pattern = compile_user_regex(matcher) if isinstance(matcher, str) else None
+    if pattern is None:
+        return False
+    return (pattern.search if agent.matcher_searches else pattern.fullmatch)(tool) is not None
+
+
+def wiring_findings(cwd: str) -> List[str]:
+    """A finding for each agent settings file (Agent.settings_places) that wires magihook for
+    less than this magihook maps: a tool added to a matcher since (Claude Code's Monitor, which
+    leaks under redact_tool_output unless wired) reaches no hook until it is printed again."""
+    findings = []
+    for agent in AGENTS.values():
+        for place in agent.settings_places:
+            path = os.path.expanduser(place) if place.startswith("~/") else os.path.join(cwd, place)
+            try:
+                with open(path, "rb") as handle:
+                    gaps = wiring_gaps(agent, json.loads(handle.read(SETTINGS_MAX_BYTES)))
+            except (OSError, ValueError, RecursionError):
+                continue
+            if gaps:
+                findings.append("%s: %s wires magihook for less than it now maps (%s); print it again "
+                                "with `magihook adapt %s --print-settings` and replace those hooks"
+                                % (agent.title, place, "; ".join(gaps), agent.name))
+    return findings
+
+
 def doctor_report(settings: Settings, cwd: str, login: LoginShell) -> DoctorReport:
     """Every finding and note for the settings in force, each naming what it is about."""
     report = DoctorReport()
     findings = report.findings
     findings += ["settings: " + notice for notice in settings.notices]
+    findings += wiring_findings(cwd)
     if settings.untrusted is not None:
         findings.append("settings: this project file %s: none of its hooks runs, and a before_tool "
                         "call one of them would match is blocked; review it, then run `magihook trust`"

@@ -242,3 +242,57 @@ def test_other_top_level_keys_are_ignored(project, document):
     path = project / "settings.json"
     path.write_text(json.dumps(document))
     assert run_cli("validate", str(path), cwd=project).returncode == 0
+
+
+# --- doctor: an agent's wiring older than magihook ------------------------------------------------
+
+def printed_wiring(project, agent, config):
+    printed = run_cli("adapt", agent, "--print-settings", "--config", str(config), cwd=project)
+    assert printed.returncode == 0, printed.stderr
+    return json.loads(printed.stdout)
+
+
+def test_doctor_finds_agent_wiring_that_maps_less_than_magihook_now_does(project, isolated_env):
+    # Wired before Monitor joined the PreToolUse matcher: a Monitor call then reaches magihook as
+    # a Bash call, and under redact_tool_output its output leaks.
+    config = write_settings(project, {"enabled": True, "redact_tool_output": True})
+    wiring = printed_wiring(project, "claude-code", config)
+    pre = wiring["hooks"]["PreToolUse"][0]
+    pre["matcher"] = pre["matcher"].replace("|Monitor", "")
+    del wiring["hooks"]["SubagentStop"]
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps(wiring))
+    gemini = printed_wiring(project, "gemini", config)
+    del gemini["hooks"]["AfterAgent"]
+    (isolated_env / ".gemini").mkdir()
+    (isolated_env / ".gemini" / "settings.json").write_text(json.dumps(gemini))
+    result = run_cli("doctor", "--config", str(config), cwd=project)
+    assert result.returncode == 3
+    assert [line for line in result.stdout.splitlines() if "wires magihook" in line] == [
+        "finding: Claude Code: .claude/settings.json wires magihook for less than it now maps "
+        "(PreToolUse: Monitor; SubagentStop); print it again with `magihook adapt claude-code "
+        "--print-settings` and replace those hooks",
+        "finding: Gemini CLI: ~/.gemini/settings.json wires magihook for less than it now maps "
+        "(AfterAgent); print it again with `magihook adapt gemini --print-settings` and replace "
+        "those hooks"]
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini", "copilot", "qwen"])
+def test_doctor_finds_nothing_in_wiring_as_printed_or_wider_or_not_ours(project, agent):
+    config = write_settings(project, {"enabled": True})
+    wiring = printed_wiring(project, agent, config)
+    place = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
+             "gemini": ".gemini/settings.json", "copilot": ".github/hooks/magihook.json",
+             "qwen": ".qwen/settings.json"}[agent]
+    (project / place).parent.mkdir(parents=True)
+    (project / place).write_text(json.dumps(wiring))
+    assert run_cli("doctor", "--config", str(config), cwd=project).returncode == 0
+    for groups in wiring["hooks"].values():
+        for group in groups:
+            if "matcher" in group:
+                group["matcher"] = ".*" if agent == "gemini" else "*"
+    (project / place).write_text(json.dumps(wiring))
+    assert run_cli("doctor", "--config", str(config), cwd=project).returncode == 0
+    (project / place).write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "my-own-guard.sh"}]}]}}))
+    assert run_cli("doctor", "--config", str(config), cwd=project).returncode == 0
