@@ -5318,7 +5318,8 @@ def _flag_span(text: str, m: re.Match[str], key_name: bool) -> Optional[Tuple[in
             if value.startswith("-") or _is_placeholder(value) or key_name and not _looks_random_key(value):
                 return None
             if group == "unquoted" and (_is_prose_flag(m.group("flag"), value)
-                                        or _is_metavariable(m.group("flag"), value)):
+                                        or _is_metavariable(m.group("flag"), value)
+                                        or _describes_flag(text, value, end)):
                 return None
             return (start, end)
     return None
@@ -5326,7 +5327,8 @@ def _flag_span(text: str, m: re.Match[str], key_name: bool) -> Optional[Tuple[in
 
 # A flag's metavariable in a command's help says what goes there (argparse's `--api-key KEY`,
 # `--password PASSWORD`, click's `TEXT`, cobra's and Go's `string`, curl's `--user
-# USER:PASSWORD`): upper-case words of the flag or of this list, or a type's name.
+# USER:PASSWORD`, `--augment-creds=BOOL`): upper-case words of the flag or of this list, one
+# upper-case word of up to eight letters, or a type's name.
 _METAVARIABLE_WORDS = frozenset(_KIND_WORDS | {
     "pw", "auth", "api", "client", "access", "creds", "user", "username", "name", "id", "value",
     "val", "text", "string", "str", "file", "path"})
@@ -5341,9 +5343,20 @@ def _is_flag_metavariable(text: str, name: str, stem: int, value: str) -> bool:
 def _is_metavariable(flag: str, value: str) -> bool:
     if _metavariable_re().fullmatch(value) is None:
         return False
+    if value.islower() or value.isalpha() and len(value) <= 8:
+        return True
     words = _key_words(flag)
-    return value.islower() or all(word.lower() in _METAVARIABLE_WORDS or word.lower() in words
-                                  for word in _metavariable_word_re().findall(value))
+    return all(word.lower() in _METAVARIABLE_WORDS or word.lower() in words
+               for word in _metavariable_word_re().findall(value))
+
+
+# A word, then two lower-case words: a help's description beside a flag that takes no value
+# (`--no-ask-password   Do not prompt for password`, `--secret-to-public   convert secret keys`).
+_description_re = _lazy_re(r"[ \t]+[a-z]+[ \t]+[a-z]")
+
+
+def _describes_flag(text: str, value: str, end: int) -> bool:
+    return value.isalpha() and len(value) <= 12 and _description_re().match(text, end) is not None
 
 
 # Last words of a flag that set how a credential is handled, not give one (gpg's

@@ -173,7 +173,10 @@ KEPT = {
         "  --password TEXT  (click)\n      --token string   API token (cobra)\n"
         "  -password string\n    \tpassword (Go's flag)\n  --token TOKEN_FILE\n"
         "  --password=PASS   set both ftp and http password to PASS\n  --load-cookies=FILE\n"
-        "  --private-key=FILE   private key file\n"),
+        "  --private-key=FILE   private key file\n  --augment-creds=BOOL  Extend credential data\n"
+        "  -A, --auth=METHOD   default authentication method\n"
+        "  --enforce-passphrase-constraints   do not allow bypassing the passphrase policy\n"
+        "  --no-ask-password   Do not prompt for password\n"),
     "a label's word after a two-word noun": (
         "Secret key: AES-256-GCM\nAPI key: HMAC-SHA256 signed\nSecret key: secp256k1\n"),
 }
@@ -271,8 +274,9 @@ REDACTED = {
         "password=%s\npassword: %s\ntoken: %s\n" % (M, M, M)),
     "an upper-case value after a credential flag, not made of words": (
         "--password HUNTER2XYZ\n--token QWXZRTPLMKJHGFDS\n--api-key KEY_A7F3Q9Z2\n--password=HUNTER2XYZ\n"
-        "PASSWORD=PASS\n",
-        "--password %s\n--token %s\n--api-key %s\n--password=%s\nPASSWORD=%s\n" % (M, M, M, M, M)),
+        "PASSWORD=PASS\nmysql -u root --password hunter -h db\n--passphrase Summer --batch\n",
+        "--password %s\n--token %s\n--api-key %s\n--password=%s\nPASSWORD=%s\nmysql -u root --password %s -h db\n"
+        "--passphrase %s --batch\n" % (M, M, M, M, M, M, M)),
     "a flag's word, a flag's value before a sentence's period": (
         "gpg --passphrase correcthorse --batch\nrun --session-key 9F8E7D6C5B4A3928.\n",
         "gpg --passphrase %s --batch\nrun --session-key %s\n" % (M, M)),
