@@ -8795,21 +8795,24 @@ def _run_hooks(run: PhaseRun, hooks: Sequence[HookDefinition], event: ToolEvent)
                 pending.append((hook, injection.items))
         if verdict != "continue":
             return verdict
-    for hook, items in pending:
-        for index, item in enumerate(items):
-            item = item_as_sent(run.settings, item)
-            run.add_record("provider_context_item", context_item_payload(hook, event, index, item))
-            run.context_items.append(item)
+    delivered = [(hook, index, item) for hook, items in pending for index, item in enumerate(items)]
+    sent = items_as_sent(run.settings, event, [item for _, _, item in delivered])
+    for (hook, index, _), item in zip(delivered, sent):
+        run.add_record("provider_context_item", context_item_payload(hook, event, index, item))
+        run.context_items.append(item)
     return verdict
 
 
-def item_as_sent(settings: Settings, item: Mapping[str, str]) -> Dict[str, str]:
-    """A context item as the model is sent it: under hooks.redact_tool_output its content is
-    redacted as a tool result is, since a hook may quote what the tool showed it (a full-payload
-    hook, or a file it read itself), and the user asked that no secret reach the model."""
-    if not settings.redact_tool_output:
-        return dict(item)
-    return dict(item, content=redact_tool_result(item["content"]))
+def items_as_sent(settings: Settings, event: ToolEvent,
+                  items: Sequence[Mapping[str, str]]) -> List[Dict[str, str]]:
+    """Context items as the model is sent them: under hooks.redact_tool_output their content is
+    redacted beside the tool result, as one, since a hook may quote what the tool showed it (a
+    full-payload hook, or a file it read itself): a value the result held under a credential name
+    goes from the items too, and the user asked that no secret reach the model."""
+    if not settings.redact_tool_output or not items:
+        return [dict(item) for item in items]
+    both = redact_tool_result({"result": event.result, "items": [item["content"] for item in items]})
+    return [dict(item, content=content) for item, content in zip(items, both["items"])]
 
 
 def _run_one_hook(
@@ -11092,10 +11095,7 @@ def wiring_gaps(agent: Agent, document: Any) -> Optional[List[str]]:
     magihook or of the agent; None when it wires no `adapt AGENT` at all."""
     have = document.get("hooks") if isinstance(document, dict) else None
     have = have if isinstance(have, dict) else {}
-    names = "|".join(re.escape(name) for name in (agent.name,) + agent.aliases)
-    runs_adapt = re.compile(r"\badapt (?:%s)(?![\w-])" % names)
-    ours = {event: [group for group in groups if isinstance(group, dict)
-                    and runs_adapt.search(dump_json(group).decode("utf-8", "replace"))]
+    ours = {event: [group for group in groups if isinstance(group, dict) and _runs_adapt(agent, group)]
             for event, groups in have.items() if isinstance(groups, list)}
     if not any(ours.values()):
         return None
@@ -11103,7 +11103,7 @@ def wiring_gaps(agent: Agent, document: Any) -> Optional[List[str]]:
     for event, groups in agent.settings_snippet("magihook").get("hooks", {}).items():
         mine = ours.get(event)
         wanted = dict.fromkeys(tool for group in groups for tool in (group.get("matcher") or "").split("|"))
-        missing = [tool for tool in wanted if tool and not any(_wires(agent, g, tool) for g in mine or ())]
+        missing = [tool for tool in wanted if tool and not any(_wires(g, tool) for g in mine or ())]
         if not mine:
             gaps.append(event)
         elif missing:
@@ -11111,15 +11111,20 @@ def wiring_gaps(agent: Agent, document: Any) -> Optional[List[str]]:
     return gaps
 
 
-def _wires(agent: Agent, group: Mapping[str, Any], tool: str) -> bool:
-    """The agent runs GROUP's hooks for TOOL: its matcher selects it by the agent's own rules."""
+def _runs_adapt(agent: Agent, group: Mapping[str, Any]) -> bool:
+    """A word `adapt` and the agent's name (or an alias) among the words of GROUP's strings."""
+    words = set(re.findall(r"[^\s'\"\\]+", dump_json(group).decode("utf-8", "replace")))
+    return "adapt" in words and not words.isdisjoint((agent.name,) + agent.aliases)
+
+
+def _wires(group: Mapping[str, Any], tool: str) -> bool:
+    """GROUP's matcher names TOOL, or all tools, or more than names (a regular expression, which a
+    project file could make slow to run: judged to cover it, never run)."""
     matcher = group.get("matcher")
-    if matcher is None or matcher in ("", "*"):
-        return True
-    pattern = compile_user_regex(matcher) if isinstance(matcher, str) else None
-    if pattern is None:
-        return False
-    return (pattern.search if agent.matcher_searches else pattern.fullmatch)(tool) is not None
+    if not isinstance(matcher, str) or matcher.strip() in ("", "*", ".*"):
+        return matcher is None or isinstance(matcher, str)
+    names = matcher.split("|")
+    return tool in names or not all(re.fullmatch(r"\w+", name) for name in names)
 
 
 def wiring_findings(cwd: str) -> List[str]:
@@ -11130,10 +11135,11 @@ def wiring_findings(cwd: str) -> List[str]:
     for agent in AGENTS.values():
         for place in agent.settings_places:
             path = os.path.expanduser(place) if place.startswith("~/") else os.path.join(cwd, place)
+            if not os.path.lexists(path):
+                continue
             try:
-                with open(path, "rb") as handle:
-                    gaps = wiring_gaps(agent, json.loads(handle.read(SETTINGS_MAX_BYTES)))
-            except (OSError, ValueError, RecursionError):
+                gaps = wiring_gaps(agent, json.loads(_read_settings_bytes(path)))
+            except (SettingsError, ValueError, RecursionError):
                 continue
             if gaps:
                 findings.append("%s: %s wires magihook for less than it now maps (%s); print it again "

@@ -10,6 +10,7 @@ Every hook is a real process; every settings file a real file.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from conftest import WENT_ON, bash_event, run_cli, warning_lines, write_script, write_settings
@@ -296,3 +297,21 @@ def test_doctor_finds_nothing_in_wiring_as_printed_or_wider_or_not_ours(project,
     (project / place).write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "my-own-guard.sh"}]}]}}))
     assert run_cli("doctor", "--config", str(config), cwd=project).returncode == 0
+
+
+def test_doctor_reads_hostile_agent_wiring_without_hanging_or_running_its_regex(project):
+    # A cloned project's file: a FIFO would block an open for read; a matcher of nested
+    # alternatives would take exponential time if run against each tool name.
+    config = write_settings(project, {"enabled": True})
+    (project / ".claude").mkdir()
+    os.mkfifo(project / ".claude" / "settings.json")
+    (project / ".qwen").mkdir()
+    (project / ".qwen" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "(?:%s)*X" % "|".join([r"\w"] * 16),
+         "hooks": [{"type": "command", "command": "/x/magihook adapt --config /x/s.json qwen"}]}]}}))
+    result = run_cli("doctor", "--config", str(config), cwd=project)
+    assert result.returncode == 3
+    assert [line for line in result.stdout.splitlines() if "wires magihook" in line] == [
+        "finding: Qwen Code: .qwen/settings.json wires magihook for less than it now maps (PostToolUse; "
+        "PostToolUseFailure; Stop); print it again with `magihook adapt qwen --print-settings` and replace "
+        "those hooks"]

@@ -199,6 +199,17 @@ def test_adapt_denies_an_unwrapped_tool_whose_input_holds_a_marker(project, tool
                                            "permissionDecisionReason": INPUT_BLOCKED}} if denied else None)
 
 
+def test_a_context_item_quoting_a_value_the_result_held_by_name_gets_it_redacted(project):
+    # The value alone in the item has no name; the result named it, so every copy goes.
+    hint = json.dumps({"context_items": [{"role": "user", "content": "Hint: psql with Kq7vR2mXw9Lp as password."}]})
+    hook = {"command": str(write_script(project, "hint.sh", "#!/bin/bash\ncat >/dev/null\necho '%s'\n" % hint)),
+            "payload": "full", "provider_context_injection": True}
+    result = {"tool_name": "bash", "success": True, "content": "DB_PASSWORD=Kq7vR2mXw9Lp\nPORT=5432\n"}
+    out = magihook.run_phase(settings(enabled=True, after_tool=[hook]), "after_tool",
+                             dict(after_event(), result=result))
+    assert out["context_items"] == [{"role": "user", "content": "Hint: psql with %s as password." % MARKER}]
+
+
 def test_claude_code_additional_context_is_redacted_too(project):
     got = adapt_answer(project, "claude-code", agent_stdin(project, "PostToolUse", "Bash", {"command": "x"},
                                                          tool_response=CLAUDE_BASH),
