@@ -4871,11 +4871,14 @@ def is_aws_account_id(name: str, value: object) -> bool:
             and _key_words(name)[-2:] == ("account", "id"))
 
 
-# A value shown masked: a run of mask characters, or an ellipsis between two ends, with few
-# characters left in view (a vendor's prefix, the last four), too few to be the secret; or a
-# document's ellipsis alone (`password = "…"`).  An ellipsis after a value cuts it short: still one.
-_masked_re = _lazy_re(r"[^\s*.\u2022\u2026]{0,12}(?:\*{4,}|\u2022{2,})[^\s*.\u2022\u2026]{0,12}"
-                      r"|[^\s*.\u2022\u2026]{1,12}(?:\.{3,}|\u2026)[^\s*.\u2022\u2026]{1,12}|\u2026+")
+# A value shown masked: a run of mask characters with at most the last eight in view
+# (`****************ABCD`), or a vendor's prefix, a mask and at most the last four
+# (`gho_****`, `sk-...abcd`, `sk-proj-••••wxyz`); or a document's ellipsis alone (`"…"`).  A
+# mask inside a value of other characters (`Summer...2024`, `abcdefghijkl****mnop`) is a secret
+# that holds dots or stars, or one cut short: still one.
+_masked_re = _lazy_re(r"(?:\*{4,}|\u2022{2,})[A-Za-z0-9]{0,8}"
+                      r"|(?:[A-Za-z0-9]{1,8}[-_]){1,2}(?:\*{4,}|\u2022{2,}|\.{3,}|\u2026)[A-Za-z0-9]{0,4}"
+                      r"|\u2026+")
 
 
 def _is_masked(value: str) -> bool:
@@ -5182,7 +5185,7 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
                 return token                  # Authorization: <any scheme> <token>
             if _is_count_or_prose(text, name, value, end, ":" in sep):
                 return None
-            if value.isupper() and _is_flag_metavariable(text, name, stem, value):
+            if (value.isupper() or value in _METAVARIABLE_TYPES) and _is_flag_metavariable(text, name, stem, value):
                 return None                   # --password=PASS in a command's help
             if ":" in sep and last in _PLURAL_HEADINGS and _slug_re().fullmatch(value):
                 return None                   # `resolved secrets: scope-conflict`: a heading
@@ -5325,14 +5328,20 @@ def _flag_span(text: str, m: re.Match[str], key_name: bool) -> Optional[Tuple[in
     return None
 
 
-# A flag's metavariable in a command's help says what goes there (argparse's `--api-key KEY`,
-# `--password PASSWORD`, click's `TEXT`, cobra's and Go's `string`, curl's `--user
-# USER:PASSWORD`, `--augment-creds=BOOL`): upper-case words of the flag or of this list, one
-# upper-case word of up to eight letters, or a type's name.
-_METAVARIABLE_WORDS = frozenset(_KIND_WORDS | {
-    "pw", "auth", "api", "client", "access", "creds", "user", "username", "name", "id", "value",
-    "val", "text", "string", "str", "file", "path"})
-_metavariable_re = _lazy_re(r"[A-Z][A-Z0-9]*(?:[_:-][A-Z][A-Z0-9]*)*|string|str|text|value")
+# A flag's metavariable in a command's help says what goes there: argparse's default, the flag
+# itself in capitals (`--api-key API_KEY`, `--client-secret CLIENT_SECRET`); capitals ending in
+# a word of what goes there (`--password PASSWORD`, `--token GITHUB_TOKEN`, `--db-password
+# DB_PASS`, `--private-key PEM_FILE`, curl's `USER:PASSWORD`); a type's name or one letter
+# (click's `TEXT`, `--auth=METHOD`, `--augment-creds=BOOL`, cobra's and Go's `string`, openssl's
+# `val`, gpg's `N`).  A word of the flag alone is a password someone chose (`--admin-password
+# ADMIN`): not one.
+_METAVARIABLE_ENDS = frozenset(_KIND_WORDS | {
+    "pw", "pwd", "creds", "value", "val", "text", "string", "str", "file", "path", "name", "id"})
+_METAVARIABLE_TYPES = frozenset((
+    "string", "str", "text", "value", "val", "file", "filename", "path", "name", "arg", "bool",
+    "boolean", "int", "integer", "num", "number", "method", "mode", "type", "hash", "algo",
+    "format", "level", "list", "spec", "keyfile", "fd"))
+_metavariable_re = _lazy_re(r"[A-Z][A-Z0-9]*(?:[_:-][A-Z][A-Z0-9]*)*|[a-z]+")
 _metavariable_word_re = _lazy_re(r"[A-Z0-9]+")
 
 
@@ -5343,11 +5352,11 @@ def _is_flag_metavariable(text: str, name: str, stem: int, value: str) -> bool:
 def _is_metavariable(flag: str, value: str) -> bool:
     if _metavariable_re().fullmatch(value) is None:
         return False
-    if value.islower() or value.isalpha() and len(value) <= 8:
+    low = value.lower()
+    if len(value) == 1 or low in _METAVARIABLE_TYPES:
         return True
-    words = _key_words(flag)
-    return all(word.lower() in _METAVARIABLE_WORDS or word.lower() in words
-               for word in _metavariable_word_re().findall(value))
+    words = [word.lower() for word in _metavariable_word_re().findall(value)]
+    return not value.islower() and (words == list(_key_words(flag)) or words[-1] in _METAVARIABLE_ENDS)
 
 
 # A word, then two lower-case words: a help's description beside a flag that takes no value

@@ -176,7 +176,8 @@ KEPT = {
         "  --private-key=FILE   private key file\n  --augment-creds=BOOL  Extend credential data\n"
         "  -A, --auth=METHOD   default authentication method\n"
         "  --enforce-passphrase-constraints   do not allow bypassing the passphrase policy\n"
-        "  --no-ask-password   Do not prompt for password\n"),
+        "  --no-ask-password   Do not prompt for password\n  --token GITHUB_TOKEN\n  --db-password DB_PASS\n"
+        "  --private-key PEM_FILE\n  --password P\n  -password val\n  --client-key=keyfile\n"),
     "a label's word after a two-word noun": (
         "Secret key: AES-256-GCM\nAPI key: HMAC-SHA256 signed\nSecret key: secp256k1\n"),
 }
@@ -269,14 +270,22 @@ REDACTED = {
                           'DUO_SKEY=%s\n"duo_skey": "%s"\n[duo]\nskey = %s\nDUO_AKEY=%s' % ((M,) * 4)),
     "a glued key's flag value is not looked for elsewhere": ("-storagekey %s\nechoed %s" % (SECRET, SECRET),
                                                             "-storagekey %s\nechoed %s" % (M, SECRET)),
+    "a secret that holds dots, stars or bullets": (
+        "password: Summer...2024\nDB_PASSWORD=Xk9mQ2vL7p...R4t\npassword=hun\u2026ter22\n"
+        "https://bob:hunter2****x@github.com/x.git\nclient_secret=Xk9mQ2vL7pRt****\n"
+        "secret: abcdefghijkl****mnopqrstuvwx\npassword=Xk9mQ2vL7p\u2022\u2022Rt5\n",
+        "password: %s\nDB_PASSWORD=%s\npassword=%s\nhttps://bob:%s@github.com/x.git\nclient_secret=%s\n"
+        "secret: %s\npassword=%s\n" % ((M,) * 7)),
     "a value cut short, or with too much of it in view": (
         "password=MyPa$$w0rd...\npassword: Zx9Qw4Lp7Rt2Vb\u2026\ntoken: Zx9Qw4Lp7Rt2Vb6Nm3Kj****\n",
         "password=%s\npassword: %s\ntoken: %s\n" % (M, M, M)),
     "an upper-case value after a credential flag, not made of words": (
         "--password HUNTER2XYZ\n--token QWXZRTPLMKJHGFDS\n--api-key KEY_A7F3Q9Z2\n--password=HUNTER2XYZ\n"
-        "PASSWORD=PASS\nmysql -u root --password hunter -h db\n--passphrase Summer --batch\n",
+        "PASSWORD=PASS\nmysql -u root --password hunter -h db\n--passphrase Summer --batch\n"
+        "docker run db --admin-password=ADMIN\nmysqld --root-password ROOT\n--password HUNTER\n",
         "--password %s\n--token %s\n--api-key %s\n--password=%s\nPASSWORD=%s\nmysql -u root --password %s -h db\n"
-        "--passphrase %s --batch\n" % (M, M, M, M, M, M, M)),
+        "--passphrase %s --batch\ndocker run db --admin-password=%s\nmysqld --root-password %s\n--password %s\n"
+        % ((M,) * 10)),
     "a flag's word, a flag's value before a sentence's period": (
         "gpg --passphrase correcthorse --batch\nrun --session-key 9F8E7D6C5B4A3928.\n",
         "gpg --passphrase %s --batch\nrun --session-key %s\n" % (M, M)),
