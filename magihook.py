@@ -570,9 +570,9 @@ _SCHEMA_FRAME: Dict[str, Any] = {
                     "description": (
                         "Redact credential-shaped substrings of every tool result before the "
                         "model is sent it (after_tool's tool_result), and of the context items "
-                        "hooks add; while on, a write, hash_edit or file-writing bash command "
-                        "whose new content holds a redaction marker is blocked, as is a tool "
-                        "magihook does not know whose input holds one."
+                        "hooks add; while on, a call that would write, store or send a "
+                        "redaction marker (a write, hash_edit, bash command or unknown tool "
+                        "holding one) is blocked."
                     ),
                     "type": "boolean",
                     "default": False,
@@ -8679,8 +8679,9 @@ def _run_phase(
     run.warnings.extend(settings.notices)
     refused = refused_hooks(settings, hooks)
     try:
-        if settings.redact_tool_output and passes_a_marker(tool_event):
-            run.blocked_content = MARKER_WRITE_CONTENT if tool_event.wrapped else MARKER_INPUT_CONTENT
+        blocked = marker_block(tool_event) if settings.redact_tool_output else None
+        if blocked is not None:
+            run.blocked_content = blocked
             verdict = "block"
         else:
             verdict = _run_hooks(run, [hook for hook in hooks if hook not in refused], tool_event)
@@ -8701,36 +8702,66 @@ MARKER_INPUT_CONTENT = (
     "credential hidden from you; call it without it." % REDACTION_MARKER)
 
 
-def passes_a_marker(event: ToolEvent) -> bool:
-    """A call (before the tool) that would put a redaction marker where a real value was: a write
-    or hash_edit whose new content holds one (writes_a_marker), or a tool magihook does not know
-    (an MCP server's write_file, Claude Code's NotebookEdit) with one anywhere in its input, as
-    magihook cannot tell whether that tool writes what it is given."""
+def marker_block(event: ToolEvent) -> Optional[str]:
+    """The sentence that blocks a call (before the tool) that would put a redaction marker where
+    a real value was, or None: a write or hash_edit whose new content holds one
+    (writes_a_marker); a bash command holding one that may do more than show it
+    (shell_passes_a_marker); a tool magihook does not know (an MCP server's write_file, Claude
+    Code's NotebookEdit) with one anywhere in its input, as it may write what it is given."""
     if event.phase != "before_tool":
-        return False
-    if not event.wrapped:
-        return REDACTION_MARKER.encode() in dump_json(event.request)
-    return writes_a_marker(event)
-
-
-# A shell command that writes a file: a redirection (not `2>&1`), tee, an in-place edit, or the
-# apply_patch command Codex's model runs with a here-document.
-_shell_writes_re = _lazy_re(r"(?<![0-9&>])>(?!&)|\btee\b|\bapply_patch\b|\s-i\b|--in-place\b")
+        return None
+    if event.tool_name in ("write", "hash_edit"):
+        return MARKER_WRITE_CONTENT if writes_a_marker(event) else None
+    if event.tool_name == "bash":
+        command = event.request.get("command")
+        held = isinstance(command, str) and shell_passes_a_marker(command)
+    else:
+        held = not event.wrapped and REDACTION_MARKER.encode() in dump_json(event.request)
+    return MARKER_INPUT_CONTENT if held else None
 
 
 def writes_a_marker(event: ToolEvent) -> bool:
-    """A write, hash_edit or writing bash command whose new content holds a redaction marker: the
-    `content` of a write, the added lines (`+`) of a patch (a hash_edit's, or one a bash command
-    hands apply_patch), a bash command that writes a file (_shell_writes_re; a command that only
-    prints a marker is let be)."""
-    field = {"write": "content", "hash_edit": "input", "bash": "command"}.get(event.tool_name)
-    new = event.request.get(field) if field else None
+    """A write or hash_edit whose new content holds a redaction marker: the `content` of a
+    write, the added lines (`+`) of a hash_edit's patch."""
+    new = event.request.get("content" if event.tool_name == "write" else "input")
     if not isinstance(new, str) or REDACTION_MARKER not in new:
         return False
-    if event.tool_name == "bash" and "*** Begin Patch" not in new:
-        return _shell_writes_re().search(new.replace(REDACTION_MARKER, "")) is not None
     return event.tool_name == "write" or any(
         line.startswith("+") and REDACTION_MARKER in line for line in new.split("\n"))
+
+
+# A bash command holding a marker runs only when it can do no more than show or search text:
+# each command of it one of these (git only with a reading subcommand), and no redirection but
+# to /dev/null or another descriptor.  Any other (a here-document's writer, `python3 -`,
+# `gh secret set`, `curl -d`) could store or send the marker as the credential it stands for.
+_READING_COMMANDS = frozenset((
+    "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "cat", "head", "tail", "wc",
+    "sort", "uniq", "cut", "tr", "diff", "cmp", "nl", "column", "less", "more", "true", "false",
+    "test", "[", "awk", "sed", "git"))
+_READING_GIT = frozenset(("grep", "diff", "log", "show", "status", "blame"))
+_shell_segment_re = _lazy_re(r"\|\|?|&&|;|\n|\$\(|`|\(")
+# A redirection to a file: not 2>&1, >&2, ->, >=, > /dev/null, nor awk's `$1 > 0`.
+_shell_redirect_re = _lazy_re(r"(?<![-=<>0-9])(?:&>>?|[0-9]*>>?)(?!&[0-9-]|&$|=|[ \t]*(?:/dev/null\b|[0-9]))")
+_in_place_re = _lazy_re(r"-[a-zA-Z]*i|--in-place")       # sed -i, -Ei, gawk -i inplace
+
+
+def shell_passes_a_marker(command: str) -> bool:
+    """COMMAND (a bash call's) holds a redaction marker and may do more than show it."""
+    if REDACTION_MARKER not in command:
+        return False
+    bare = command.replace(REDACTION_MARKER, "x")
+    if _shell_redirect_re().search(bare):
+        return True
+    for segment in _shell_segment_re().split(bare):
+        words = [word for word in segment.split() if "=" not in word or word.startswith("-")]
+        if not words:
+            continue
+        if words[0] not in _READING_COMMANDS or words[0] == "git" and (
+                len(words) < 2 or words[1] not in _READING_GIT):
+            return True
+        if words[0] in ("sed", "awk") and any(_in_place_re().match(word) for word in words[1:]):
+            return True
+    return False
 
 
 _payload_folders_swept = False  # the magihook command sweeps once, before its first hook
@@ -12237,7 +12268,7 @@ def _tool_output(agent: Agent, document: Mapping[str, Any]) -> Any:
 def _unwrapped_answer(agent: str, document: Mapping[str, Any],
                       options: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """For a tool magihook does not wrap (no hook runs for it), under hooks.redact_tool_output:
-    before it, a deny when its input holds a redaction marker (passes_a_marker: an MCP server's
+    before it, a deny when its input holds a redaction marker (marker_block: an MCP server's
     write_file, NotebookEdit); after it, the answer that has the model read its output redacted,
     as after a wrapped one (Gemini CLI's read_background_output, GitHub Copilot CLI's read_bash:
     the output of a command run in the background).  None otherwise, and when the settings
