@@ -8716,8 +8716,14 @@ def marker_block(event: ToolEvent) -> Optional[str]:
         command = event.request.get("command")
         held = isinstance(command, str) and shell_passes_a_marker(command)
     else:
-        held = not event.wrapped and REDACTION_MARKER.encode() in dump_json(event.request)
+        held = not event.wrapped and holds_a_marker(event.request)
     return MARKER_INPUT_CONTENT if held else None
+
+
+def holds_a_marker(value: Any) -> bool:
+    """A redaction marker anywhere in VALUE (a tool's input, its keys too): how an unknown tool's
+    call is judged, in run and in adapt alike."""
+    return REDACTION_MARKER.encode() in dump_json(value)
 
 
 def writes_a_marker(event: ToolEvent) -> bool:
@@ -12285,7 +12291,7 @@ def _unwrapped_answer(agent: str, document: Mapping[str, Any],
     if not settings.redact_tool_output:
         return None
     if phase == "before_tool":
-        held = REDACTION_MARKER.encode() in dump_json(document.get("tool_input"))
+        held = holds_a_marker(document.get("tool_input"))
         return spoken.deny_answer(event_name, MARKER_INPUT_CONTENT) if held else None
     response = _tool_output(spoken, document)
     if response is None:
