@@ -4573,7 +4573,10 @@ def _name_pattern(lead: str, with_value: bool) -> str:
 # Who a prose password is for: a user name, or what git's prompt quotes (`Password for
 # 'https://bob@github.com':`); and the quote or bracket a prose value may stand in (`Your API
 # key: `X``, `the password is "X"`), which stays.
-_PROSE_USER = r"(?:(?:user[ \t]+)?[\w.@+-]{1,64}%s|'[^'\s]{1,128}')" % _WHOLE
+# Who a value is for: a user, an account or a host, in up to four words (`for bob on prod`, `for
+# the admin account`), none of them the verb that may follow (`for bob is X`).
+_PROSE_USER_WORD = r"(?!(?:is|was)[ \t])[\w.@+-]{1,64}" + _WHOLE
+_PROSE_USER = r"(?:(?:user[ \t]+)?(?:%s[ \t]+){0,3}%s|'[^'\s]{1,128}')" % (_PROSE_USER_WORD, _PROSE_USER_WORD)
 _PROSE_QUOTE = r"[\"'`<]?"
 
 
@@ -4600,7 +4603,10 @@ def _prose_ahead(lead: str = "", after_name: bool = False) -> str:
     digits = _PROSE_DIGIT_BRANCHES
     digit = "(?:%s)" % digits
     setter = r"(?:%s)d?%sto%s" % (_PROSE_SETTERS, more, more)
-    colon = r":%s(?:%s|\n%s%s|\r\n%s%s)" % (spaces, value, spaces, digit, spaces, digit)
+    # _PROSE_COLON's forms, each branch led by its literal.
+    after = r"[ \t\u00a0]*" + _WHOLE
+    colon = r":(?:\*\*|</b>|</strong>|)%s(?:%s|\n%s%s|\r\n%s%s)|\*\*:%s%s" % (
+        after, value, spaces, digit, spaces, digit, after, value)
     words = ["%s(?:%s:%s|%s(?:%s)?)%s" % (verb, spaces, more, more, setter, value) for verb in ("is", "was")]
     words += ["has%sbeen%s%s%s" % (more, more, setter, value), "to%s%s" % (more, value),
               r"[\u2014\u2013-]-?%s%s" % (more, value)]
@@ -4660,8 +4666,10 @@ def _value_pattern() -> str:
                          |(?P<brace>%(brace)s)
                          |[ \t]{1,4}(?P<statement>)(?=["'][^"'\s]{1,256}["'][ \t]{0,4};)
                          |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})%(typed)s[ \t]{0,4}
-                         |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},[ \t]{0,4}(?:["']value["'][ \t]{0,4}:[ \t]{0,4}|)
-                                   (?=["'`](?:[^"'`\s]{0,256}[0-9]|[^"'`\s]{16}))
+                         |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},(?:\r?\n[ \t]{0,32}|[ \t]{0,4})
+                                   (?:\\{0,3}["'](?:parameter)?value\\{0,3}["'][ \t]{0,4}:[ \t]{0,4}|)
+                                   (?=\\{0,3}["'`](?:(?:%(schemes)s)[ \t]{1,4}|)
+                                      (?:[^"'`\s\\]{0,256}[0-9]|[^"'`\s\\]{16}))
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4})
@@ -4957,10 +4965,26 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
     if m.end() != len(value):
         return False
     if _is_credential_name(value):
-        return True
+        # db_password, apiKey, passwd: a variable, MYTOKEN1 a constant or a template's; secret123,
+        # MyS3cretPwd: one word with digits in it is more often a literal a person typed.
+        return not value.isalnum() or value.isalpha() or value.isupper()
     # `name = word` with spaces around "=" is an assignment in code; real
     # secrets are rarely digit-free identifiers.
     return spaced_equals and not any(c.isdigit() for c in value)
+
+
+def _setting_literal(text: str, name: str, stem: int, spaced_equals: bool, value: str,
+                     end: int) -> bool:
+    """A word that reads as code (_is_code_reference) is a setting's literal where no code is:
+    under an environment variable's name (POSTGRES_PASSWORD=mysecretpassword, `SECRET:
+    TopSecret` in a compose file), or in a connection string or a URL's query
+    (`;Password=SuperSecret;`, `&password=MyDbPass`).  A kind's own word stays a template's."""
+    if not value.isalnum() or value.lower() in _KIND_WORDS:
+        return False
+    if name.isupper() and not spaced_equals:
+        return True
+    before = text[_name_start(text, stem) - 1:_name_start(text, stem)]
+    return before in (";", "&", "?") and text[end:end + 1] in ";& \t\r\n\"'"  # or its end
 
 
 def _looks_random(value: str) -> bool:
@@ -5174,7 +5198,8 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         spaced_equals = sep.strip() == "=" and sep != "="
         last = _last_word(name)
         if m.start("scheme") < 0:
-            if _is_code_reference(value, spaced_equals, ":" in sep):
+            if _is_code_reference(value, spaced_equals, ":" in sep) and not _setting_literal(
+                    text, name, stem, spaced_equals, value, end):
                 return None
             if value[:1] == "/" and _regex_literal_re().match(text, start):
                 return None                   # const UNEXPECTED_TOKEN = /^Unexpected token/i
@@ -5271,7 +5296,8 @@ _scheme_token_re = _lazy_re(r"[ \t]{1,4}([^\s\"'`,;]{8,4096})")
 def _looks_secret(value: str) -> bool:
     """The stricter shape for values given apart from their name (two strings, a flag, a
     query parameter): no spaces, 8+ characters, letters with digits or mixed case."""
-    if len(value) < 8 or any(c.isspace() for c in value) or _slug_re().fullmatch(value):
+    if len(value) < 8 or any(c.isspace() for c in value) or (
+            _slug_re().fullmatch(value) and not _holds_random_part(value)):
         return False                          # created_at_2024, user-name: words, not a key
     if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
         return True
@@ -5280,13 +5306,23 @@ def _looks_secret(value: str) -> bool:
 
 
 _slug_re = _lazy_re(r"[a-z]{2,}(?:[_.-][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+")
+_slug_part_re = _lazy_re(r"[_.-]")
+
+
+def _holds_random_part(slug: str) -> bool:
+    """A part of SLUG of 8 or more letters and digits mixed (sk-4f3c2b1a9d8e7f6a): a key after
+    its vendor's word, not a word or a number (created_at_2024, release-20240101)."""
+    return any(len(part) >= 8 and not part.isalpha() and not part.isdigit()
+               for part in _slug_part_re().split(slug))
 
 
 def _pair_holds_secret(text: str, m: re.Match[str], stem: int, value: str) -> bool:
     """A name and its value as two strings: `f("TOKEN", "x")`, `key="Password" value="x"`."""
     pair = m.group("pair")
-    if "\n" in pair or "-" in pair:
+    if pair.lstrip(" \t")[:1] in ("\r", "\n", "-"):
         return True                           # YAML `- name: TOKEN` / `value: x`, prose `token - 'x'`
+    if "\n" in pair and "value" not in pair:
+        return _looks_random_key(value)       # a list printed a string a line is one of words as often
     start = _name_start(text, stem)
     if start < 1 or text[start - 1] not in "\"'":
         return False
@@ -5864,6 +5900,13 @@ def _redaction(text: str) -> Tuple[str, List[str]]:
     spans the passes found."""
     if not isinstance(text, str) or len(text) < 8:
         return text, []
+    if "\x1b" in text or "\x9b" in text:
+        # Coloured output (`grep --color=always`, `jq -C`) splits a name from its value with
+        # escape codes: it is read without them, and where something goes, goes without them.
+        plain = _ansi_re().sub("", text)
+        if plain != text:
+            redacted, removed = _redaction(plain)
+            return (redacted, removed) if removed else (text, [])
     spans = _merge(_credential_spans(text))
     if not spans:
         return text, []
@@ -5899,8 +5942,11 @@ _PROSE_SETTERS = "set|reset|change"
 # read as the run's first character.)
 _PROSE_DIGIT_BRANCHES = r"[0-9]|[a-z_+\"'`<][^\s\"'`<>0-9=]*%s[0-9]" % _WHOLE
 _PROSE_DIGIT = r"(?=[\"'`<]?(?:[0-9]|[a-z_+][^\s\"'`<>0-9=]*%s[0-9]))" % _WHOLE
+# A colon, a label's strong emphasis closed before or after it (`**API key:** X`, `<b>Your API
+# key:</b> X`), and the spaces after it, a no-break space too (HTML's &nbsp;).
+_PROSE_COLON = r"(?:\*\*:|:)(?:\*\*|</b>|</strong>|)[ \t\u00a0]*"
 _PROSE_SEPARATORS = {
-    r"[ \t]*%s:[ \t]*%s" % (_WHOLE, _WHOLE): (("colon", ""), ("line", r"\r?\n[ \t]*" + _PROSE_DIGIT)),
+    r"[ \t]*%s%s%s" % (_WHOLE, _PROSE_COLON, _WHOLE): (("colon", ""), ("line", r"\r?\n[ \t]*" + _PROSE_DIGIT)),
     r"[ \t]+" + _WHOLE: (
         ("verb", r"(?:is|was)(?:[ \t]*:)?[ \t]+"),
         ("set", r"(?:(?:has[ \t]+been|was|is)[ \t]+)?(?:%s)d?[ \t]+to[ \t]+" % _PROSE_SETTERS),
@@ -5935,7 +5981,7 @@ _prose_line_end_re = _lazy_re(r"[\"'`>]?[ \t]*(?:\r?\n|\Z)")
 # stems that only prose needs ("api key" with a space is no name, nor a bare "key"; one stem
 # for both, as each branch of a lead's stems is tried at every "key"), and where each noun
 # starts before the stem that found it.
-_PROSE_LEADS = {"k": (r"key(?<=[a-z][ \t]key)(?:(?<=api[ ]key)(?=[ \t:])|%s)" % _PROSE_KEY_VERB,),
+_PROSE_LEADS = {"k": (r"key(?<=[a-z][ \t]key)(?:(?<=api[ ]key)(?=[ \t:*])|%s)" % _PROSE_KEY_VERB,),
                 "c": (), "p": ()}
 _PROSE_STARTS = {"ken": (("token", 2),), "key": (("api", 3), ("api", 4), ("key", 0)), "cre": (("secret", 2),),
                  "pas": (("pass", 0),)}
@@ -5984,7 +6030,9 @@ def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, in
     before = low[max(0, start - 24):start]
     if kind == "bare":
         return _prose_value(text, m, True) if _prose_bare_re().search(before) else None
-    owner = _prose_before_re().search(before) is not None
+    # A label in strong emphasis (`**Password:** X`, `<b>Password:</b> X`) is a sentence's too:
+    # no name is written so.
+    owner = _prose_before_re().search(before) is not None or before.endswith(("**", "<b>", "<strong>"))
     two_words = " " in low[start:m.start(kind)]
     if kind == "line":
         alone = _prose_line_end_re().match(text, m.end("v")) is not None
@@ -6364,7 +6412,7 @@ class _TreeRedactor:
                 sent, lower, kind = self.key(key)
                 if kind is _RANDOM_CREDENTIAL:     # {"clinchpad_key": "3v1x…"}, as in a text
                     kind = "credential" if isinstance(item, str) and _looks_random_key(item) else None
-                if kind is None and lower == "value":
+                if kind is None and lower in _ENTRY_VALUE_KEYS:
                     if secret_value is None:
                         secret_value = _holds_secret_value(value)
                     kind = "credential" if secret_value else None
@@ -6422,14 +6470,21 @@ def redact_tool_result(result: Any) -> Any:
     return redact_second_look({"result": redacted}, {"result": result})["result"]
 
 
+# An entry object's keys for its name and its value: `{"name": "API_KEY", "value": x}`
+# (Kubernetes, ECS), a tag's Key and Value, 1Password's label, a header list's header,
+# CloudFormation's ParameterKey and ParameterValue.
+_ENTRY_NAME_KEYS = ("name", "key", "label", "header", "parameterkey")
+_ENTRY_VALUE_KEYS = ("value", "parametervalue")
+
+
 def _holds_secret_value(value: Mapping[str, Any]) -> bool:
     """`{"name": "API_KEY", "value": ...}`: the object's name (or key) names a credential, or a
     key name (_is_key_name) with a random value."""
     lowered = {key.lower(): item for key, item in value.items()}
-    named = [lowered.get("name"), lowered.get("key")]
+    named = [lowered.get(key) for key in _ENTRY_NAME_KEYS]
     if any(_names_a_credential(name) for name in named):
         return True
-    item = lowered.get("value")
+    item = next((lowered[key] for key in _ENTRY_VALUE_KEYS if key in lowered), None)
     return isinstance(item, str) and _looks_random_key(item) and any(
         isinstance(name, str) and "=" not in name and _is_key_name(name) for name in named)
 
@@ -7073,10 +7128,11 @@ def _token_runs(value: str) -> List[str]:
 
 # A credential's name and its separator inside a value (a connection string's `AccountKey=`,
 # `?password=`, a header list's `api-key=`, Docker's `"auth":`, `-Ddb.password=`, a git
-# extraheader's `AUTHORIZATION:`): only a value holding one is read by the whole redactor, whose
-# name passes, compiled for it, cost a call more than the rest of its own work.
-_NAMED_IN_VALUE = ("key=", "password=", 'password"', "pwd=", "secret=", 'secret"', "token=", 'token"',
-                   '"auth"', "authorization")
+# extraheader's `AUTHORIZATION:`, a header's `X-Api-Key: ` in ANTHROPIC_CUSTOM_HEADERS): only a
+# value holding one is read by the whole redactor, whose name passes, compiled for it, cost a
+# call more than the rest of its own work.
+_NAMED_IN_VALUE = ("key=", "key:", "password=", "password:", 'password"', "pwd=", "secret=", "secret:",
+                   'secret"', "token=", "token:", 'token"', '"auth"', "authorization")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -16,6 +16,17 @@ COMMIT = "3f9a2b7c8d1e4f5061728394a5b6c7d8e9f0a1b2"
 KEPT = {
     "a function under a credential name": "withCredentials: defaultToConfig2,\ncancelToken: defaultToConfig2,\n",
     "a name in code with words that read, a few without a vowel": "token: getHttpUrl,\nauthToken: toSqlDb\n",
+    "a variable or a template's word under a credential name": (
+        "connect(host=host, password=passwd)\nauth(token=access_token, key=apiKey)\n"
+        "export POETRY_HTTP_BASIC_REPO_PASSWORD=secret\nPASSWORD=DEFAULT_PASSWORD\n"
+        "//registry.example.com/:_authToken=MYTOKEN1\n"),
+    "a label in strong emphasis before words": "**Custom Auth:** see below\n**Password:** required\n"
+                                                 "**API key:** stored in the vault\n",
+    "a list of words printed over lines": ('[\n  "password",\n  "hello world"\n]\n[\n  "token",\n  "refresh"\n]\n'
+                                           "    'ssh2_auth_password',\n    'ssh2_auth_pubkey_file',\n"),
+    "coloured output with nothing in it": "\x1b[32mok\x1b[0m token: \x1b[1mnone\x1b[0m\n",
+    "a header pair's scheme alone": 'f("Authorization", "Basic realm")\n("password", "basic auth is off")\n',
+    "a slug of words and numbers": "password_hint: created_at_2024\ntoken_file: release-20240101.txt\n",
     "an expression": "request.withCredentials = !!_config.withCredentials;\n",
     "a type annotation": "  token: CancelToken;\n",
     "a flag about credentials": ("withCredentials = 'same-origin',\n"
@@ -225,6 +236,37 @@ REDACTED = {
     "Bundler's credentials for a gem host": ("export BUNDLE_GEMS__CONTRIBSYS__COM=cafe1234:beef5678 && ls",
                                               "export BUNDLE_GEMS__CONTRIBSYS__COM=%s && ls" % M),
     "SonarQube's sonar.login": ('SONAR.LOGIN ?= "sqa_4f2a9c8b7d6e5f4a3b2c1d0e"', 'SONAR.LOGIN ?= "%s"' % M),
+    "a typed password holding its kind's word": (
+        "DB_PASSWORD=supersecret123\npassword: secret123\nspring.datasource.password=mypass2024",
+        "DB_PASSWORD=%s\npassword: %s\nspring.datasource.password=%s" % (M, M, M)),
+    "a setting's letters-only password holding its kind's word": (
+        "POSTGRES_PASSWORD=mysecretpassword\n  SECRET: topsecret",
+        "POSTGRES_PASSWORD=%s\n  SECRET: %s" % (M, M)),
+    "a password that reads as a word in a connection string, a query or a setting": (
+        "Server=db;User Id=sa;Password=SuperSecret;\njdbc:mysql://db/app?user=root&password=MyDbPass\n"
+        "PASSWORD=MyS3cretPwd",
+        "Server=db;User Id=sa;Password=%s;\njdbc:mysql://db/app?user=root&password=%s\nPASSWORD=%s" % (M, M, M)),
+    "a label in Markdown's strong emphasis": (
+        "**API key:** %s\n**Password**: Tr0ub4dor-x9Q\n- **Token:** %s" % (SECRET, SECRET),
+        "**API key:** %s\n**Password**: %s\n- **Token:** %s" % (M, M, M)),
+    "a header pair whose value has a scheme": (
+        '[["Authorization", "token %s"], ["Authorization", "Basic dXNlcjpwYXNzd29yZA=="]]' % SECRET,
+        '[["Authorization", "token %s"], ["Authorization", "Basic %s"]]' % (M, M)),
+    "a pair printed over lines, as json.dumps(indent=2) and jq print it": (
+        '{\n  "headers": [\n    [\n      "X-Api-Key",\n      "%s"\n    ]\n  ],\n  "env": [\n    {\n'
+        '      "name": "API_KEY",\n      "value": "%s"\n    }\n  ]\n}' % (SECRET, SECRET),
+        '{\n  "headers": [\n    [\n      "X-Api-Key",\n      "%s"\n    ]\n  ],\n  "env": [\n    {\n'
+        '      "name": "API_KEY",\n      "value": "%s"\n    }\n  ]\n}' % (M, M)),
+    "a pair in a JSON string's escaped JSON": (
+        '{"body": "{\\"headers\\": [[\\"X-Api-Key\\", \\"%s\\"]]}"}' % SECRET,
+        '{"body": "{\\"headers\\": [[\\"X-Api-Key\\", \\"%s\\"]]}"}' % M),
+    "coloured output": (
+        "\x1b[35m.env\x1b[m:\x1b[01;31mAPI_KEY\x1b[m=%s\n"
+        "\x1b[1;34m\"password\"\x1b[0m: \x1b[0;32m\"Tr0ub4dor-x9Q\"\x1b[0m" % SECRET,
+        ".env:API_KEY=%s\n\"password\": \"%s\"" % (M, M)),
+    "a vendor's word, a dash and a random part in prose": (
+        "Your API key: sk-4f3c2b1a9d8e7f6a\nThe password is abc_4f3c2b1a9d8e7f6a.",
+        "Your API key: %s\nThe password is %s." % (M, M)),
     "a weak password is still one": ('password=pass\n"password": "pass"', 'password=%s\n"password": "%s"' % (M, M)),
     "a lower-case secret after a bare colon, once": ("user=admin password:letmein", "user=admin password:%s" % M),
     "a base64 key with a / in a query": ("https://s3.test/o?key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzKEY1",

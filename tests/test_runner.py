@@ -473,6 +473,7 @@ AGENT_CREDENTIALS = {"ANTHROPIC_API_KEY": "sk-ant-api03-" + "a1B2" * 20, "GITHUB
                      "AzureWebJobsStorage": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey="
                                             "q8ZxW3vLp9Rt2Kj7Nm4Bc6Xy1Df5Gh0Jk8Lq3Ws9E==;EndpointSuffix=core.windows.net",
                      "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=Xq7Lm2Pz9Rt4Wk8Jd3Fh6Nb1",
+                     "ANTHROPIC_CUSTOM_HEADERS": "X-Api-Key: Xk9mQ2vR7tLp4wZs8N\nX-Team: web",
                      "JAVA_TOOL_OPTIONS": "-Ddb.password=Xk9pw2vQzRt4 -Xmx2g",
                      "JDBC_URL": "jdbc:postgresql://db:5432/app?user=app&password=S3cr3tPassw0rd99",
                      "DOCKER_AUTH_CONFIG": '{"auths": {"registry.example.com": {"auth": "Ym9iOlhrOXB3MnZRelJ0NA=="}}}',
@@ -489,6 +490,7 @@ ORDINARY_VARIABLES = {"KEEP_ME": "plain", "MAX_TOKENS": "4096", "TOKENIZERS_PARA
                       "NODE_OPTIONS": "--max-old-space-size=4096",
                       "GITHUB_HEAD_REF": "feature/sk-1234-fix-login-redirect-v2",
                       "XAUTHORITY": "/run/user/1000/gdm/Xauthority", "KEY_FILE_OPTS": "key=/etc/ssl/app.pem",
+                      "PROMPT_HINT": "token: none, key: see docs",
                       "PYENV_ROOT": "/home/u/.pyenv/versions/3.11.7/lib/python3.11/site-packages"}
 
 

@@ -1,0 +1,284 @@
+"""Issue 23's held-out check, emulated by a red team: the forms of a credential that reached a
+redacted-mode hook or the model (under hooks.redact_tool_output), each a neighbour of one that
+was caught: a pair printed over lines or escaped in a JSON string, a label in Markdown's or
+HTML's strong emphasis, a no-break space, prose with a longer "for ...", coloured output, an
+entry object's other key names, a header in ANTHROPIC_CUSTOM_HEADERS; in every phase that
+scans a string and through `adapt` for every agent.
+
+Real processes only: the CLI (`run`, `adapt`) in a subprocess, hooks that are real scripts
+writing what they were handed to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import run_cli, write_script, write_settings
+
+import magihook
+
+# A random value with letters, digits and mixed case: what every rule calls a secret.
+R = "Xk9mQ2vR7tLp4wZs8N"
+
+# --- the forms --------------------------------------------------------------------------
+
+# The issue's own pair form, as `json.dumps(..., indent=2)`, `jq .`, `curl | python -m json.tool`
+# print it: one line between the name and the value.
+PRETTY_PAIR = json.dumps({"headers": [["X-Api-Key", R]]}, indent=2)
+# kubectl get deploy -o json / an ECS task definition: the `{"name": ..., "value": ...}` env entry,
+# pretty-printed (compact, it is redacted).
+PRETTY_NAME_VALUE = json.dumps({"env": [{"name": "API_KEY", "value": R}]}, indent=2)
+# Markdown bold around the label: how models and READMEs write it.
+BOLD = "**API key:** %s" % R
+# A no-break space after the colon (HTML, French typography, text pasted from a web page).
+NBSP = "Your API key:\u00a0%s" % R
+# The issue's pair form inside a JSON string (a logged request body): the pair written with
+# escaped quotes.  `{"body": "{\"password\": \"R\"}"}` is caught; the list pair is not.
+ESCAPED_PAIR = json.dumps({"body": json.dumps({"headers": [["X-Api-Key", R]]})})
+# The same pair, in a file with Windows line ends.
+CRLF_PAIR = '[["X-Api-Key",\r\n  "%s"]]' % R
+
+FORMS = {"pretty_pair": PRETTY_PAIR, "pretty_name_value": PRETTY_NAME_VALUE, "markdown_bold": BOLD,
+         "nbsp": NBSP, "escaped_pair": ESCAPED_PAIR, "crlf_pair": CRLF_PAIR}
+
+
+def test_the_control_forms_are_redacted():
+    # The neighbours of the forms above, so that each failure below is about its form, not R.
+    for text in ("api_key: %s" % R, "Your API key: %s" % R, '[["X-Api-Key", "%s"]]' % R,
+                 '{"env": [{"name": "API_KEY", "value": "%s"}]}' % R, '{"headers": {"X-Api-Key": "%s"}}' % R,
+                 json.dumps({"body": json.dumps({"password": R})})):
+        assert R not in magihook.redact_credentials(text), text
+
+
+# --- (b) the model: what `run` sends as tool_result under redact_tool_output ------------------------
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_run_after_tool_result_sent_to_the_model_holds_no_credential(project, form):
+    settings = write_settings(project, {"redact_tool_output": True})
+    event = {"tool": {"name": "read", "call_id": "call_1"}, "request": {"path": "notes.txt"},
+             "result": {"tool_name": "read", "success": True,
+                        "content": "first line\n%s\nlast line\n" % FORMS[form], "metadata": {}}}
+    done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    sent = done.json["tool_result"]
+    assert "first line" in sent["content"] and R not in json.dumps(sent)
+
+
+# --- (b) the model, through `adapt`: a file read or shown by each agent's own tools ----------------
+
+def agent_stdin(project, event, tool, tool_input, **extra):
+    return dict({"session_id": "s1", "cwd": str(project), "hook_event_name": event, "tool_name": tool,
+                 "tool_input": tool_input}, **extra)
+
+
+def after_tool_stdin(agent, project, text):
+    """Each agent's after-tool stdin for a file shown or read, holding TEXT (the shapes
+    tests/test_redact_output.py uses)."""
+    path = str(project / "notes.txt")
+    if agent == "claude-code":
+        return agent_stdin(project, "PostToolUse", "Read", {"file_path": path}, tool_response={
+            "type": "text", "file": {"filePath": path, "content": text, "numLines": 3, "startLine": 1,
+                                     "totalLines": 3}})
+    if agent == "codex":
+        return agent_stdin(project, "PostToolUse", "Bash", {"command": "cat notes.txt"}, tool_response=text,
+                           turn_id="t1", tool_use_id="u1")
+    if agent == "gemini":
+        return agent_stdin(project, "AfterTool", "read_file", {"file_path": "notes.txt"},
+                           tool_response={"llmContent": text, "returnDisplay": ""})
+    if agent == "copilot":
+        return agent_stdin(project, "PostToolUse", "Bash", {"command": "cat notes.txt"},
+                           tool_result={"result_type": "success", "text_result_for_llm": text})
+    assert agent == "qwen"
+    return agent_stdin(project, "PostToolUse", "read_file", {"absolute_path": path},
+                       tool_response={"llmContent": text, "returnDisplay": text})
+
+
+def model_reads(agent, project, text):
+    """What the model is sent after the tool: adapt's answer (None: no answer, so the agent sends
+    its original output)."""
+    settings = write_settings(project, {"redact_tool_output": True})
+    done = run_cli("adapt", agent, "--config", str(settings), event=after_tool_stdin(agent, project, text),
+                   cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+AGENTS = ["claude-code", "codex", "gemini", "copilot", "qwen"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("form", ["pretty_pair", "markdown_bold"])
+def test_adapt_replaces_an_output_holding_the_form_for_every_agent(project, agent, form):
+    text = "first line\n%s\nlast line\n" % FORMS[form]
+    answer = model_reads(agent, project, text)
+    assert answer is not None, "no answer: %s sends the original output, credential and all" % agent
+    assert R not in json.dumps(answer) and "last line" in json.dumps(answer)
+
+
+@pytest.mark.parametrize("form", ["pretty_name_value", "nbsp", "escaped_pair", "crlf_pair"])
+def test_adapt_replaces_a_claude_code_read_holding_the_form(project, form):
+    answer = model_reads("claude-code", project, "first line\n%s\nlast line\n" % FORMS[form])
+    assert answer is not None, "no answer: Claude Code sends the original output, credential and all"
+    assert R not in json.dumps(answer)
+
+
+# --- (a) a redacted-mode hook: every phase hands it the value -------------------------------------
+
+def capture_hook(project):
+    """A redacted-mode hook that keeps its stdin in captured.json."""
+    return str(write_script(project, "capture.sh", "#!/bin/bash\ncat > '%s'\n" % (project / "captured.json")))
+
+
+def captured(project):
+    return (project / "captured.json").read_text()
+
+
+@pytest.mark.parametrize("agent, document", [
+    ("claude-code", lambda p, t: {"session_id": "s1", "cwd": str(p), "hook_event_name": "Stop",
+                                  "last_assistant_message": t, "stop_hook_active": False}),
+    ("claude-code", lambda p, t: {"session_id": "s1", "cwd": str(p), "hook_event_name": "SubagentStop",
+                                  "last_assistant_message": t, "stop_hook_active": False}),
+    ("codex", lambda p, t: {"session_id": "s1", "cwd": str(p), "hook_event_name": "Stop", "turn_id": "t1",
+                            "last_assistant_message": t, "stop_hook_active": False}),
+    ("gemini", lambda p, t: {"session_id": "s1", "cwd": str(p), "hook_event_name": "AfterAgent", "prompt": "",
+                             "prompt_response": t, "stop_hook_active": False}),
+    ("qwen", lambda p, t: {"session_id": "s1", "cwd": str(p), "hook_event_name": "Stop",
+                           "last_assistant_message": t, "stop_hook_active": False}),
+], ids=["claude-Stop", "claude-SubagentStop", "codex-Stop", "gemini-AfterAgent", "qwen-Stop"])
+def test_an_after_assistant_hook_in_redacted_mode_gets_no_credential(project, agent, document):
+    settings = write_settings(project, {"enabled": True, "after_assistant": [
+        {"label": "cap", "command": capture_hook(project)}]})
+    text = "Done. I set it up.\n\n%s\n\n%s" % (BOLD, PRETTY_PAIR)
+    done = run_cli("adapt", agent, "--config", str(settings), event=document(project, text), cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    got = captured(project)
+    assert "Done. I set it up." in got and R not in got
+
+
+@pytest.mark.parametrize("agent, tool, tool_input", [
+    ("claude-code", "Task", {"description": "d", "subagent_type": "general-purpose"}),
+    ("claude-code", "Agent", {"description": "d", "subagent_type": "general-purpose"}),
+    ("codex", "spawn_agent", {}),
+    ("qwen", "agent", {"description": "d", "subagent_type": "general"}),
+])
+def test_a_before_tool_hook_in_redacted_mode_gets_no_credential_from_a_subagent_prompt(
+        project, agent, tool, tool_input):
+    settings = write_settings(project, {"enabled": True, "before_tool": [
+        {"label": "cap", "command": capture_hook(project)}]})
+    prompt = "Deploy with these settings.\n%s\n%s" % (BOLD, PRETTY_NAME_VALUE)
+    field = "message" if agent == "codex" else "prompt"
+    document = agent_stdin(project, "PreToolUse", tool, dict(tool_input, **{field: prompt}))
+    if agent == "codex":
+        document.update(turn_id="t1", tool_use_id="u1")
+    done = run_cli("adapt", agent, "--config", str(settings), event=document, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    got = captured(project)
+    assert "Deploy with these settings." in got and R not in got
+
+
+def test_a_before_tool_hook_in_redacted_mode_gets_no_credential_from_tool_args(project):
+    # `run`, magihook's own protocol: a web_search query (tool_args are scanned as strings).
+    settings = write_settings(project, {"enabled": True, "before_tool": [
+        {"label": "cap", "command": capture_hook(project)}]})
+    event = {"tool": {"name": "web_search", "call_id": "call_1"},
+             "request": {"query": "why does %s fail with 401" % BOLD}}
+    done = run_cli("run", "--phase", "before_tool", "--config", str(settings), event=event, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    got = captured(project)
+    assert "fail with 401" in got and R not in got
+
+
+# --- (a) a redacted-mode hook's environment ---------------------------------------------------------
+
+def test_a_redacted_hook_does_not_inherit_anthropic_custom_headers_holding_an_api_key(project):
+    # Claude Code's documented ANTHROPIC_CUSTOM_HEADERS ("Name: Value" lines): the redactor finds
+    # the key in that value, and a variable whose value holds a credential the redactor finds is
+    # left out, whatever its name (a header's `key:` as a connection string's `key=`).
+    assert magihook.redact_credentials("X-Api-Key: %s" % R) == "X-Api-Key: <redacted:credential>"
+    dump = write_script(project, "env.sh", "#!/bin/bash\nenv > '%s'\n" % (project / "env.txt"))
+    settings = write_settings(project, {"enabled": True, "after_tool": [{"label": "env", "command": str(dump)}]})
+    env = dict(os.environ, ANTHROPIC_CUSTOM_HEADERS="X-Api-Key: %s" % R, MAGIHOOK_TEST_CONTROL="kept")
+    event = {"tool": {"name": "bash", "call_id": "call_1"}, "request": {"command": "ls"},
+             "result": {"tool_name": "bash", "success": True, "content": "ok", "metadata": {}}}
+    done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project),
+                   env=env)
+    assert done.returncode == 0, done.stderr
+    seen = (project / "env.txt").read_text()
+    assert "MAGIHOOK_TEST_CONTROL=kept" in seen and R not in seen
+
+
+# --- (b) the kin of the issue's prose forms, through `run` -------------------------------------------
+
+# Each is a neighbour of one of the issue's forms (`Password for bob: R`, `Your API key: R`).
+KIN = {
+    "password_for_the_account": "Password for the admin account: %s" % R,
+    "password_for_user_on_host": "Password for bob on prod: %s" % R,
+    "html_label": "<b>Your API key:</b> %s" % R,
+}
+
+
+@pytest.mark.parametrize("form", sorted(KIN))
+def test_run_after_tool_result_redacts_the_kin_of_the_prose_forms(project, form):
+    settings = write_settings(project, {"redact_tool_output": True})
+    event = {"tool": {"name": "bash", "call_id": "call_1"}, "request": {"command": "cat notes.md"},
+             "result": {"tool_name": "bash", "success": True,
+                        "content": "first line\n%s\nlast line\n" % KIN[form], "metadata": {}}}
+    done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    sent = done.json["tool_result"]
+    assert "last line" in sent["content"] and R not in json.dumps(sent)
+
+
+# --- (b) coloured output: ANSI escapes between a name and its value ------------------------------------
+
+# What `jq -C .` and `grep --color=always API_KEY .env` print (also any tool under FORCE_COLOR /
+# CLICOLOR_FORCE, common in CI environments): the same file uncoloured is redacted.
+JQ_COLOURED = ('\x1b[1;39m{\n  \x1b[0m\x1b[34;1m"password"\x1b[0m\x1b[1;39m: \x1b[0m\x1b[0;32m"%s"'
+               '\x1b[0m\x1b[1;39m\n\x1b[1;39m}\x1b[0m\n' % R)
+GREP_COLOURED = "\x1b[01;31m\x1b[KAPI_KEY\x1b[m\x1b[K=%s\n" % R
+
+
+@pytest.mark.parametrize("text", [JQ_COLOURED, GREP_COLOURED], ids=["jq-C", "grep-color-always"])
+def test_run_after_tool_result_redacts_coloured_output(project, text):
+    plain = magihook._ansi_re().sub("", text)
+    assert R not in magihook.redact_credentials(plain)       # the control: uncoloured, it is found
+    settings = write_settings(project, {"redact_tool_output": True})
+    event = {"tool": {"name": "bash", "call_id": "call_1"}, "request": {"command": "jq -C . app.json"},
+             "result": {"tool_name": "bash", "success": True, "content": text, "metadata": {}}}
+    done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    assert R not in json.dumps(done.json["tool_result"])
+
+
+# --- (b) name/value entries under other key names ---------------------------------------------------
+
+# Beside `{"name": "API_KEY", "value": R}` and `{"Key": ..., "Value": ...}`: real outputs that give
+# the name under another key, as text and as a JSON tree.
+ENTRIES = {
+    # `op item get ... --format json` (1Password CLI): a concealed field
+    "onepassword_field": {"fields": [{"id": "password", "type": "CONCEALED", "purpose": "PASSWORD",
+                                      "label": "password", "value": R}]},
+    # `aws cloudformation describe-stacks`: a parameter without NoEcho
+    "cloudformation_parameter": {"Parameters": [{"ParameterKey": "DbPassword", "ParameterValue": R}]},
+    # a HTTP client's header list (Insomnia, Bruno, k6 exports)
+    "header_entry": {"headers": [{"header": "X-Api-Key", "value": R}]},
+}
+
+
+@pytest.mark.parametrize("form, as_text", [
+    ("cloudformation_parameter", True), ("cloudformation_parameter", False),
+    ("onepassword_field", False), ("header_entry", False),
+], ids=["cloudformation-text", "cloudformation-tree", "onepassword-tree", "header-entry-tree"])
+def test_run_after_tool_result_redacts_a_name_value_entry(project, form, as_text):
+    settings = write_settings(project, {"redact_tool_output": True})
+    result = {"tool_name": "bash", "success": True, "content": "ok", "metadata": {}}
+    if as_text:
+        result["content"] = json.dumps(ENTRIES[form])
+    else:
+        result["metadata"] = ENTRIES[form]
+    event = {"tool": {"name": "bash", "call_id": "call_1"}, "request": {"command": "show"}, "result": result}
+    done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    assert R not in json.dumps(done.json["tool_result"])
