@@ -15,6 +15,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FOLDERS = ("/usr/bin", "/usr/local/bin", os.path.dirname(sys.executable))
@@ -27,6 +28,13 @@ KEEP_MAX = 64 * 1024
 
 
 def helps():
+    # Each program runs in a folder of its own making, removed after: some write a file where
+    # they are asked for help (an empty `gzNNNNN`).
+    with tempfile.TemporaryDirectory(prefix="help-outputs-") as scratch:
+        yield from _helps(scratch)
+
+
+def _helps(scratch):
     seen = set()
     for folder in FOLDERS:
         for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
@@ -37,7 +45,7 @@ def helps():
             seen.add(name)
             try:
                 done = subprocess.run([path, "--help"], stdin=subprocess.DEVNULL, capture_output=True,
-                                      timeout=2)
+                                      timeout=2, cwd=scratch)
             except (OSError, subprocess.TimeoutExpired):
                 continue
             text = (done.stdout + done.stderr).decode("utf-8", "replace")
