@@ -2962,6 +2962,23 @@ def _program_rejection(words: Sequence[str], index: int,
     return reader.reason if verdict is _NO_SCRIPT else verdict
 
 
+def starts_a_session(command: str) -> bool:
+    """COMMAND (a model's bash call) starts a shell or an interpreter that reads its commands
+    from stdin (`bash`, `python3`, `node -i`), as preflight judges a hook's: a session the model
+    can then type into."""
+    import shlex  # an adapt call under hooks.redact_tool_output only
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    while words and _ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    reader = _program_arguments(words[0].rsplit("/", 1)[-1]) if words else None
+    if reader is None:
+        return False
+    return _arguments_verdict(reader, words, 1, {}) in (_NO_SCRIPT, reader.reason)
+
+
 def _printf_assigns(words: Sequence[str], index: int) -> bool:
     # `-v` is printf's only option, so it is the next word (`-v x`, `-vx`).
     return index + 1 < len(words) and words[index + 1].startswith("-v")
@@ -9956,6 +9973,11 @@ class Agent:
     # event after it holds no output, and no after hook ran for it when the agent met it only
     # through another tool's matcher.
     streamed_output_tools: Tuple[str, ...] = ()
+    # Whether what the model types into an interactive session it started with a bash call
+    # (Codex's exec_command with a TTY, then write_stdin) reaches no hook: under
+    # hooks.redact_tool_output a command that starts a shell or an interpreter reading its
+    # stdin (starts_a_session) is then denied before the tool, as a streamed tool is.
+    typed_sessions_unseen: Optional[bool] = None
     millisecond_fields: FrozenSet[Tuple[str, str]] = frozenset()  # (agent tool, field) in ms
     context_fields: Mapping[str, str] = {}  # magihook context key -> the agent's stdin field
     project_dir_variables: Tuple[str, ...] = ()  # set to the project folder, expanded in commands
@@ -10092,6 +10114,7 @@ AGENT_OWN_TABLES = ("name", "title", "tool_events", "message_events", "failed_to
 AGENT_BEHAVIOURS = (
     "session_id_variable", "message_field", "user_message_field", "permission_decision",
     "deny_needs_reason", "after_tool_deny_hides_result", "fail_replaces_output", "imports_settings",
+    "typed_sessions_unseen",
     "deny_answer",
     "stop_answer", "fail_answer", "context_answer", "allow_answer", "settings_snippet", "result",
     "edit_request", "edit_call", "tool_response", "dialect_fields", "redacted_output_answer",
@@ -10187,6 +10210,7 @@ class ClaudeCode(Agent):
     user_message_field = "systemMessage"
     permission_decision, deny_needs_reason, after_tool_deny_hides_result = True, False, False
     fail_replaces_output = False  # continue:false ends the turn; the output stays, redacted
+    typed_sessions_unseen = False
     imports_settings = True
     unwrapped_tools: Tuple[str, ...] = (
         "WebFetch", "NotebookEdit", "NotebookRead", "TodoWrite", "LS", "BashOutput", "KillShell",
@@ -10275,6 +10299,7 @@ class Codex(ClaudeCode):
         ("spawn_agent", "parallel_subagents", {}),
     )
     streamed_output_tools: Tuple[str, ...] = ()
+    typed_sessions_unseen = True   # write_stdin reaches no hook (docs/interop.md)
     millisecond_fields = frozenset()
     context_fields = MappingProxyType({"model_id": "model", "turn_id": "turn_id",
                                        "permission_mode": "permission_mode"})
@@ -10361,6 +10386,7 @@ class GeminiCli(Agent):
     user_message_field = "systemMessage"
     permission_decision, deny_needs_reason, after_tool_deny_hides_result = False, False, True
     fail_replaces_output = False  # continue:false ends the turn; the output stays, redacted
+    typed_sessions_unseen = False
     imports_settings = False
     def stop_answer(self, reason: str) -> Dict[str, Any]:
         return _stop_answer(reason)
@@ -12289,9 +12315,11 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
     except SettingsError as exc:
         return settings_error_answer(agent, event_name, exc)
     spoken = agent_named(agent)
-    streamed = streamed_output_content(spoken, document.get("tool_name"))
-    if settings.redact_tool_output and mapped[0] == "before_tool" and streamed is not None:
-        return spoken.deny_answer(event_name, streamed)  # as a marker write: no hook need run
+    if settings.redact_tool_output and mapped[0] == "before_tool":
+        streamed = (streamed_output_content(spoken, document.get("tool_name"))
+                    or typed_session_content(spoken, mapped[1]))
+        if streamed is not None:
+            return spoken.deny_answer(event_name, streamed)  # as a marker write: no hook need run
     # Context added at the end of a turn would make the agent run one more model round (and
     # answer again), so a message hook's items are recorded as not delivered (docs/interop.md).
     # The agent's answer redacts the agent's own tool_response (agent_answer), not the result's.
@@ -12307,6 +12335,21 @@ def _adapt_answer(agent: str, document: Mapping[str, Any],
 STREAMED_OUTPUT_CONTENT = (
     "This tool call was blocked by local hook policy: %s streams its output to you where the "
     "credentials in it cannot be redacted; use %s instead.")
+
+
+# What the model reads when it starts an interactive session whose typed commands no hook sees.
+TYPED_SESSION_CONTENT = (
+    "This tool call was blocked by local hook policy: what you type into an interactive session "
+    "reaches you where the credentials in it cannot be redacted; run each command on its own.")
+
+
+def typed_session_content(agent: Agent, event: Mapping[str, Any]) -> Optional[str]:
+    """The deny sentence for a bash call (EVENT, a magihook before_tool event) that starts an
+    interactive session, where the agent's typed_sessions_unseen; None for any other call."""
+    if not agent.typed_sessions_unseen or event["tool"]["name"] != "bash":
+        return None
+    command = event["request"].get("command")
+    return TYPED_SESSION_CONTENT if isinstance(command, str) and starts_a_session(command) else None
 
 
 def streamed_output_content(agent: Agent, tool: Any) -> Optional[str]:

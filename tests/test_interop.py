@@ -1505,8 +1505,9 @@ def test_a_new_agent_is_one_registered_class_and_everything_derives_from_it():
     assert lines[0] == (
         "agent class Bare must state session_id_variable, message_field, user_message_field, "
         "permission_decision, deny_needs_reason, after_tool_deny_hides_result, fail_replaces_output, "
-        "imports_settings, deny_answer, stop_answer, fail_answer, context_answer, allow_answer, settings_snippet, "
-        "result, edit_request, edit_call, tool_response, dialect_fields, redacted_output_answer")
+        "imports_settings, typed_sessions_unseen, deny_answer, stop_answer, fail_answer, context_answer, "
+        "allow_answer, settings_snippet, result, edit_request, edit_call, tool_response, dialect_fields, "
+        "redacted_output_answer")
     agents = "'claude-code', 'codex', 'gemini', 'copilot', 'qwen', 'droid'"
     assert lines[1] == "[%s]" % agents
     assert lines[2] == ("['magihook', %s] {'properties': {'dialect': {'enum': [%s]}}, "

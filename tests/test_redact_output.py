@@ -439,6 +439,39 @@ def test_claude_code_monitor_with_the_setting_off_meets_the_bash_guards_as_befor
     assert (given["tool"]["name"], given["request"]) == ("bash", {"command": "cat app.env"})
 
 
+# Codex: what the model types into a session it started (exec_command with a TTY, then
+# write_stdin) reaches no hook (measured, 0.171): under the setting a command that starts a shell
+# or an interpreter reading its stdin is denied before it runs.
+TYPED_SESSION_DENIED = ("This tool call was blocked by local hook policy: what you type into an "
+                        "interactive session reaches you where the credentials in it cannot be "
+                        "redacted; run each command on its own.")
+
+
+@pytest.mark.parametrize("command", ["bash", "python3 -i", "PS1= /bin/sh"])
+def test_codex_starting_an_interactive_session_is_denied_before_any_hook(project, command):
+    touched = project / "ran"
+    guard = write_script(project, "guard.sh", "#!/bin/bash\ntouch '%s'\n" % touched)
+    hooks = {"enabled": True, "before_tool": [{"command": str(guard)}]}
+    got = adapt_answer(project, "codex", agent_stdin(project, "PreToolUse", "Bash", {"command": command}),
+                       hooks=hooks)
+    assert got == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                          "permissionDecisionReason": TYPED_SESSION_DENIED}}
+    assert not touched.exists()
+
+
+@pytest.mark.parametrize("agent, command, redact", [
+    ("codex", "cat app.env", True), ("codex", "bash -c 'cat app.env'", True), ("codex", "python3 x.py", True),
+    ("codex", "bash", False), ("claude-code", "bash", True)])
+def test_a_command_that_starts_no_session_or_an_agent_whose_sessions_hooks_see_runs(
+        project, agent, command, redact):
+    touched = project / "ran"
+    guard = write_script(project, "guard.sh", "#!/bin/bash\ntouch '%s'\n" % touched)
+    hooks = {"enabled": True, "before_tool": [{"command": str(guard)}]}
+    event = agent_stdin(project, "PreToolUse", "Bash", {"command": command})
+    assert adapt_answer(project, agent, event, redact=redact, hooks=hooks) is None
+    assert touched.exists()
+
+
 def test_claude_code_wires_monitor_before_the_tool_only():
     snippet = magihook.agent_settings_snippet("claude-code", None, "mh")["hooks"]
     assert "Monitor" in snippet["PreToolUse"][0]["matcher"].split("|")

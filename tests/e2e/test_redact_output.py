@@ -168,6 +168,27 @@ def test_codex_shows_the_model_the_redacted_shell_output(agent_cli, tmp_path):
     assert "LOG_LEVEL=debug" in shown and "PORT=8080" in shown and "GITHUB_TOKEN=" + MARKER in shown
 
 
+TYPED_SESSION_DENIED = ("what you type into an interactive session reaches you where the credentials "
+                        "in it cannot be redacted; run each command on its own.")
+
+
+def test_codex_is_denied_an_interactive_session_whose_typed_commands_no_hook_sees(agent_cli, tmp_path):
+    # exec_command with a TTY, then a `cat` typed through write_stdin: no hook sees its output
+    # (tests/e2e/test_codex.py), so the session is refused before it starts.
+    from codex_mock import CodexModel, message, run_codex, shell_call
+
+    folder = tmp_path / "codex-project"
+    folder.mkdir()
+    (folder / "app.env").write_text(ENV_FILE)
+    config = tmp_path / "magihook-settings.json"
+    config.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
+    with CodexModel([[shell_call("bash", tty=True, yield_time_ms=500)], [message()]]) as model:
+        done = run_codex(agent_cli("codex"), model, folder, tmp_path / "scratch", config)
+    assert done.returncode == 0, done
+    assert TYPED_SESSION_DENIED in model.tool_output("call_shell_1")
+    assert "session ID" not in model.tool_output("call_shell_1")
+
+
 def assert_redacted_and_the_rest_shown(model, shown):
     """No request to `model` holds the credential; each text in `shown` (what the model read
     from one tool) holds the file's other lines and the marker in its place."""
