@@ -3280,7 +3280,8 @@ def _lazy_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
 #      counters, names, ids, paths, types, flags...) and
 #        - some word is in _SECRET_WORDS, or
 #        - some word ends with one of _GLUED_SUFFIXES (PGPASSWORD, authtoken),
-#        - the last word is in _SECRET_LAST_WORDS (auth, basic_auth), or
+#        - the last word (the one before a _VARIANT_TAILS word: DB_PASS_PROD) is in
+#          _SECRET_LAST_WORDS (auth, basic_auth), or
 #          is "pass" after a qualifier (DB_PASS, smtp_pass) or "pw" after one and a
 #          separator (db_pw), or
 #        - two adjacent words form one of _SECRET_PAIRS (auth code,
@@ -3355,6 +3356,13 @@ _SECRET_PAIRS = frozenset((
     ("conn", "str"), ("conn", "string"),
 ))
 _ID_PHRASES = (("account", "id"), ("access", "key", "id"))
+# Last words that name which of several copies of a credential a name holds (DB_PASS_PROD,
+# db_pass_secure): the last-word rules below read the word before them.
+_VARIANT_TAILS = frozenset((
+    "prod", "production", "dev", "development", "staging", "stage", "stg", "test", "testing", "qa",
+    "uat", "local", "live", "sandbox", "secure", "old", "new", "backup", "bak", "primary",
+    "secondary", "default", "current",
+))
 _NON_CREDENTIAL_TAILS = frozenset((
     "count", "counts", "max", "min", "limit", "limits", "size", "length",
     "len", "used", "usage", "type", "types", "kind", "name", "names", "id",
@@ -3487,6 +3495,8 @@ def is_credential_key(key: object) -> bool:
         return True
     if any(_is_secret_word(w) for w in words):
         return True
+    if len(words) > 2 and last in _VARIANT_TAILS:
+        words, last = words[:-1], words[-2]
     if last in _SECRET_LAST_WORDS or (last == "pass" and len(words) > 1):
         return True
     if last == "pw" and key[-3:-2] in "_-." and len(words) > 1:

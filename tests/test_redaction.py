@@ -110,6 +110,8 @@ CREDENTIAL_KEYS = [
     "GH_PAT", "GITHUB_PAT", "CR_PAT", "AZURE_DEVOPS_EXT_PAT", "ADO_PAT", "gitlabPat",
     # one word written in two
     "passWord", "PassWord", "userPassWord", "PassPhrase",
+    # one of several copies of a credential
+    "DB_PASS_PROD", "db_pass_secure", "smtpPassOld", "BASIC_AUTH_STAGING",
 ]
 NON_CREDENTIAL_KEYS = [
     "max_tokens", "token_count", "tokenizer", "tokens_used", "author", "authority", "keyboard",
@@ -120,6 +122,8 @@ NON_CREDENTIAL_KEYS = [
     # "pat" alone or after another word is a pattern
     "pat", "URL_PAT", "FILE_EXT_PAT", "glob_pat",
     "passThrough", "bypassWord", "passWordHint", "sessionId",
+    # a variant of no credential's name
+    "pass_prod", "db_pass_count", "first_pass_test_count",
 ]
 
 
@@ -157,6 +161,8 @@ def test_templates_and_masked_values_are_kept(text):
     ("export API_KEY=Zk39fLq0Pw", "Zk39fLq0Pw"),
     ('{"api_key": "Zk39fLq0Pw"}', "Zk39fLq0Pw"),
     ("--password Zk39fLq0Pw", "Zk39fLq0Pw"),
+    ("DB_PASS_PROD=Zk39fLq0Pw", "Zk39fLq0Pw"),
+    ("db_pass_secure := Zk39fLq0Pw", "Zk39fLq0Pw"),
 ])
 def test_same_names_with_real_values_are_redacted(text, secret):
     # Guards the KEPT table against a redactor that never redacts anything.
