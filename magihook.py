@@ -5568,6 +5568,8 @@ def _name_at(text: str, low: str, stem: int, name_end: int) -> Optional[str]:
         return None
     if not _is_credential_name(name) and _key_value_ahead_re().match(low, name_end) is None:
         return None                   # a key name and no 16 token characters (before the dearer checks)
+    if name.lower() == "key" and low.startswith(":", name_end) and _is_plain_key_word(_word_before(low, stem)):
+        return None                   # `Public key: X`, as the prose forms judge it (_prose_span)
     return None if _in_arn_name(text, stem) else name     # arn:aws:secretsmanager:…:secret:prod/db
 
 
@@ -5985,9 +5987,10 @@ _PROSE_KINDS = tuple(kind for rows in _PROSE_SEPARATORS.values() for kind, _ in 
 _PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+%s)|)(?:%s)%s(?P<v>[^\s\"'`<>]{8,256})" % (
     _PROSE_USER, "|".join("%s(?:%s)" % (lead, "|".join("(?P<%s>%s)" % row for row in rows))
                           for lead, rows in _PROSE_SEPARATORS.items()), _PROSE_QUOTE))
-# A bare "key" is a prose noun only before `is` or `was` (`The key is X`), after a word.
-_PROSE_KEY_VERB = r"(?=[ \t]+(?:is|was)[ \t])"
-_PROSE_KEY = r"key(?<=[a-z][ \t]key)" + _PROSE_KEY_VERB
+# A bare "key" is a prose noun only before `is`, `was` or a colon (`The key is X`, `Aylien key:
+# X`), after a word.
+_PROSE_KEY_NEXT = r"(?=[ \t]+(?:is|was)[ \t]|:)"
+_PROSE_KEY = r"key(?<=[a-z][ \t]key)" + _PROSE_KEY_NEXT
 _PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
                 "api": "api[ _-]?key", "key": _PROSE_KEY}
 _prose_res = {noun: _lazy_re(pattern + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
@@ -5995,10 +5998,14 @@ _prose_res = {noun: _lazy_re(pattern + _PROSE_REST) for noun, pattern in _PROSE_
 # value after a space alone, a verb that takes it (`Login with password X`, `Use the API key X`);
 # `to` takes a value after a verb that sets one (`Set the password to X`).
 _PROSE_OWNERS = "your|my|the|our|their|his|her|its|new"
+_PROSE_OWNER_WORDS = frozenset(_PROSE_OWNERS.split("|"))
 _PROSE_BARE_LEADS = _PROSE_OWNERS + "|with|using|use"
-_prose_before_re = _lazy_re(r"(?:^|[^a-z])(?:%s)[ \t]+(?:[a-z]+[ \t_-]){0,2}\Z" % _PROSE_OWNERS)
-_prose_bare_re = _lazy_re(r"(?:^|[^a-z])(?:%s)[ \t]+(?:[a-z]+[ \t_-]){0,2}\Z" % _PROSE_BARE_LEADS)
-_prose_setter_re = _lazy_re(r"(?:^|[^a-z])(?:%s)[ \t]+(?:[a-z]+[ \t_-]){0,2}\Z" % _PROSE_SETTERS)
+# Up to two words between them and the noun, a word maybe with digits (`your S3 key`, `your
+# API2CART key`).
+_PROSE_GAP = r"[ \t]+(?:[a-z][a-z0-9]*[ \t_-]){0,2}\Z"
+_prose_before_re = _lazy_re(r"(?:^|[^a-z])(?:%s)%s" % (_PROSE_OWNERS, _PROSE_GAP))
+_prose_bare_re = _lazy_re(r"(?:^|[^a-z])(?:%s)%s" % (_PROSE_BARE_LEADS, _PROSE_GAP))
+_prose_setter_re = _lazy_re(r"(?:^|[^a-z])(?:%s)%s" % (_PROSE_SETTERS, _PROSE_GAP))
 _PROSE_END = ".,;:!?)]}"
 # After a value on a line of its own: its closing quote, if any, and the line's end.
 _prose_line_end_re = _lazy_re(r"[\"'`>]?[ \t]*(?:\r?\n|\Z)")
@@ -6008,7 +6015,7 @@ _prose_line_end_re = _lazy_re(r"[\"'`>]?[ \t]*(?:\r?\n|\Z)")
 # stems that only prose needs ("api key" with a space is no name, nor a bare "key"; one stem
 # for both, as each branch of a lead's stems is tried at every "key"), and where each noun
 # starts before the stem that found it.
-_PROSE_LEADS = {"k": (r"key(?<=[a-z][ \t]key)(?:(?<=api[ ]key)(?=[ \t:*])|%s)" % _PROSE_KEY_VERB,),
+_PROSE_LEADS = {"k": (r"key(?<=[a-z][ \t]key)(?:(?<=api[ ]key)(?=[ \t:*])|%s)" % _PROSE_KEY_NEXT,),
                 "c": (), "p": ()}
 _PROSE_STARTS = {"ken": (("token", 2),), "key": (("api", 3), ("api", 4), ("key", 0)), "cre": (("secret", 2),),
                  "pas": (("pass", 0),)}
@@ -6042,6 +6049,21 @@ def _prose_at(text: str, low: str, stem: int, ends: Dict[str, int], found: List[
                 found.append(span)
 
 
+_WORD_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _word_before(low: str, at: int) -> str:
+    """The word of letters and digits that ends one space or tab before AT in LOW ("" if none)."""
+    head = low[max(0, at - 33):at - 1] if low[at - 1:at] in (" ", "\t") else ""
+    return head[len(head.rstrip(_WORD_CHARS)):]
+
+
+def _is_plain_key_word(word: str) -> bool:
+    """WORD, before a bare "key", names a key that is no credential's (`public key`, `cache key`:
+    _PLAIN_KEY_QUALIFIERS; `session key` is one)."""
+    return word in _PLAIN_KEY_QUALIFIERS and word not in _KEY_QUALIFIERS
+
+
 def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, int]]:
     """A prose match's value, by its separator (_PROSE_SEPARATORS) and the words before the
     noun.  A value that looks like a secret after `for <user>`, `is` or `was`, after a verb that
@@ -6051,7 +6073,10 @@ def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, in
     (`API key: X`: no identifier holds a space; a label's value is often a word: `Secret key:
     AES-256-GCM`), after a bare "key" that an owner leads (`The key is X`), after a space
     alone that a verb taking it leads (`Login with password X`, `Use the API key X`), and on
-    the line after the colon, alone there (a heading's next line is a paragraph)."""
+    the line after the colon, alone there (a heading's next line is a paragraph).  A bare "key"
+    after another word is a noun of two words (`Aylien key: X`, `Your Stripe key is X`), but
+    one after a word that names a key of another kind (_is_plain_key_word) is no noun before a
+    colon (`Public key: X`) and a bare one before a verb (`The public key is X`)."""
     start = m.start()
     kind = next(kind for kind in _PROSE_KINDS if m.start(kind) >= 0)
     before = low[max(0, start - 24):start]
@@ -6061,10 +6086,18 @@ def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, in
     # no name is written so.
     owner = _prose_before_re().search(before) is not None or before.endswith(("**", "<b>", "<strong>"))
     two_words = " " in low[start:m.start(kind)]
+    bare_key = low.startswith("key", start)
+    if bare_key:
+        word = _word_before(low, start)
+        plain = _is_plain_key_word(word)
+        if plain and kind in ("colon", "line"):
+            return None
+        bare_key = plain or word in _PROSE_OWNER_WORDS
+        two_words = not bare_key
     if kind == "line":
         alone = _prose_line_end_re().match(text, m.end("v")) is not None
         return _prose_value(text, m, True) if alone and (owner or two_words) else None
-    if low.startswith("key", start):
+    if bare_key:
         return _prose_value(text, m, True) if owner else None
     if kind == "to" and _prose_setter_re().search(before) is None:
         return None

@@ -448,6 +448,12 @@ MORE_PROSE = {
         ["Your password - see the admin", "a token vs a password", "token 'x' and password 'y'"]),
     "a dash": (["Your API key \u2014 {s}", "Your API key \u2013 {s}", "Your API key - {s}"],
                ["Your API key \u2014 see the dashboard", "API key - required"]),
+    # A bare key after a word that qualifies it, as `API key` (a vendor, MinIO's `Access Key:`);
+    # not after one that names a key of another kind.
+    "a key that a word names": (
+        ["aylien key: {s}", "Access Key: {s}", "Your API2CART key is {s}", "Your key: {s}"],
+        ["Public key: AAAAC3NzaC1lZDI1NTE5AAAAIGq8Hk2p", "Cache key: Ab3dEf6hIj9kLm2nOp5q",
+         "- key: Ab3dEf6hIj9kLm2nOp5q", "aylien key: see the dashboard"]),
 }
 PROSE_PAD = "a line of prose, nothing in it\n" * 600      # long, and no name pass runs on it
 
@@ -461,6 +467,15 @@ def test_more_prose_forms_are_redacted_and_their_look_alikes_kept(forms, kept, b
         assert magihook.redact_credentials(text) == before + form.format(s=M) + after
     for text in kept:
         assert magihook.redact_credentials(before + text + after) == before + text + after
+
+
+def test_a_key_that_a_word_names_takes_any_secret_after_an_owner_and_a_verb():
+    """As `Your API key is X`: a vendor's key of 32 hex digits goes, which a bare key keeps."""
+    value = "2afddb813193eb9d3b5bd99bf5d834cd"
+    for before in ("", LONG_PAD):
+        assert magihook.redact_credentials(before + "Your API2CART key is %s, which" % value) == (
+            before + "Your API2CART key is %s, which" % M)
+        assert magihook.redact_credentials(before + "The key is %s" % value) == before + "The key is %s" % value
 
 
 def test_more_prose_forms_are_found_by_every_mode_of_the_name_passes():
