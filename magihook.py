@@ -5161,10 +5161,14 @@ def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False
         return False                          # AQBfxxxxxxxx==: masked
     if _version_re().fullmatch(value):
         return False
-    # A slug of words (created_at_2024) is no key, unless a part of it is a random run (pgar_1f3…).
+    # A slug of words (created_at_2024) is no key, unless a part of it is a random run (pgar_1f3…)
+    # or two hold a digit between letters, as no word does (wdvn-usa87a-fxp9ioas).
     return _slug_re().fullmatch(value) is None or any(
         len(part) >= 12 and _has_letter_and_digit(part) or len(part) >= 16 and part.isdigit()
-        for part in parts)
+        for part in parts) or sum(_inner_digit_re().search(part) is not None for part in parts) >= 2
+
+
+_inner_digit_re = _lazy_re(r"[A-Za-z][0-9]+[A-Za-z]")
 
 
 def _random_under_key_name(name: str, value: str) -> bool:
