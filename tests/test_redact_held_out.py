@@ -216,6 +216,8 @@ KIN = {
     "password_for_the_account": "Password for the admin account: %s" % R,
     "password_for_user_on_host": "Password for bob on prod: %s" % R,
     "html_label": "<b>Your API key:</b> %s" % R,
+    "access_key_label": "Access key: %s" % R,
+    "private_key_label": "Private key: %s" % R,
 }
 
 
