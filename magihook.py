@@ -4992,12 +4992,27 @@ def _is_code_reference(value: str, spaced_equals: bool, colon: bool) -> bool:
     if m.end() != len(value):
         return False
     if _is_credential_name(value):
-        # db_password, apiKey, passwd: a variable, MYTOKEN1 a constant or a template's; secret123,
-        # MyS3cretPwd: one word with digits in it is more often a literal a person typed.
-        return not value.isalnum() or value.isalpha() or value.isupper()
+        # db_password, apiKey, passwd, token1, OAuth2Token: a variable, MYTOKEN1 a constant or a
+        # template's; secret123, MyS3cretPwd: a typed password (_typed_password).
+        return not _typed_password(value)
     # `name = word` with spaces around "=" is an assignment in code; real
     # secrets are rarely digit-free identifiers.
     return spaced_equals and not any(c.isdigit() for c in value)
+
+
+def _typed_password(value: str) -> bool:
+    """VALUE, a word holding a credential word, reads as a password a person typed: lower case
+    with two digits or more (supersecret123), or a digit standing for a letter inside a word
+    (S3cret), where a variable has at most a digit at the end of a word (token1, OAuth2Token)."""
+    if not value.isalnum() or value.isupper():
+        return False
+    if value.islower() and sum(c.isdigit() for c in value) >= 2:
+        return True
+    return _leet_re().search(value) is not None
+
+
+_leet_re = _lazy_re(r"[A-Za-z][0-9]+[a-z]")
+_camel_name_re = _lazy_re(r"[a-z][A-Z]")
 
 
 def _setting_literal(text: str, name: str, stem: int, spaced_equals: bool, value: str,
@@ -5211,7 +5226,7 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
             value = text[start:end]
         elif _scheme_word_re().fullmatch(value):
             return None                       # 'Basic ' + base64: the token is built elsewhere
-    if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, value):
+    if m.start("pair") >= 0 and not _pair_holds_secret(text, m, stem, name, value):
         return None
     if m.group("close") and value[:1] == "/" and text[_name_start(text, stem) - 1:stem][:1] == "$":
         return None                   # -v "$PWD":/tmp: a variable in a string, then a path
@@ -5347,13 +5362,17 @@ def _holds_random_part(slug: str) -> bool:
                for part in _slug_part_re().split(slug))
 
 
-def _pair_holds_secret(text: str, m: re.Match[str], stem: int, value: str) -> bool:
+def _pair_holds_secret(text: str, m: re.Match[str], stem: int, name: str, value: str) -> bool:
     """A name and its value as two strings: `f("TOKEN", "x")`, `key="Password" value="x"`."""
     pair = m.group("pair")
     if pair.lstrip(" \t")[:1] in ("\r", "\n", "-"):
         return True                           # YAML `- name: TOKEN` / `value: x`, prose `token - 'x'`
     if "\n" in pair and "value" not in pair:
-        return _looks_random_key(value)       # a list printed a string a line is one of words as often
+        # A list printed a string a line is one of words as often: the name one a header's or a
+        # variable's (no camelCase: AccountId, clientSecret), the value random with a digit (no
+        # identifier: _tokenStartCharIndex) and no name itself.
+        return (not _camel_name_re().search(name) and _looks_random_key(value)
+                and any(c.isdigit() for c in value) and not _is_credential_name(value))
     start = _name_start(text, stem)
     if start < 1 or text[start - 1] not in "\"'":
         return False
@@ -5935,15 +5954,22 @@ def _redaction(text: str) -> Tuple[str, List[str]]:
         return text, []
     if "\x1b" in text or "\x9b" in text:
         # Coloured output (`grep --color=always`, `jq -C`) splits a name from its value with
-        # escape codes: it is read without them, and where something goes, goes without them.
-        plain = _ansi_re().sub("", text)
+        # escape codes: it is read without its colour codes, and where something goes, goes
+        # without them; where nothing does, it is read as it is (a code may be a look-alike).
+        plain = _colour_re().sub("", text)
         if plain != text:
             redacted, removed = _redaction(plain)
-            return (redacted, removed) if removed else (text, [])
+            if removed:
+                return redacted, removed
     spans = _merge(_credential_spans(text))
     if not spans:
         return text, []
     return _replace_merged(text, spans), [text[start:end] for start, end in spans]
+
+
+# A colour code, or any CSI (`\x1b[K`): parameters only, no text.  An OSC (a hyperlink's URL, a
+# title) or a DCS holds text, which is read.
+_colour_re = _lazy_re(r"(?:\x1b\[|\x9b)[0-?]{0,64}[ -/]{0,16}[@-~]")
 
 
 def _credential_spans(text: str) -> List[Tuple[int, int]]:

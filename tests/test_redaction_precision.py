@@ -23,8 +23,13 @@ KEPT = {
     "a label in strong emphasis before words": "**Custom Auth:** see below\n**Password:** required\n"
                                                  "**API key:** stored in the vault\n",
     "a list of words printed over lines": ('[\n  "password",\n  "hello world"\n]\n[\n  "token",\n  "refresh"\n]\n'
-                                           "    'ssh2_auth_password',\n    'ssh2_auth_pubkey_file',\n"),
-    "coloured output with nothing in it": "\x1b[32mok\x1b[0m token: \x1b[1mnone\x1b[0m\n",
+                                           "    'ssh2_auth_password',\n    'ssh2_auth_pubkey_file',\n"
+                                           '"required": [\n  "AccountId",\n  "AccessGrantsLocationId"\n]\n'
+                                           "[\n '_token',\n '_tokenStartCharIndex'\n]\n"),
+    "a variable with a digit under a credential name": (
+        "exports.Socks5Auth = Socks5Auth;\npassword: password2\ntoken = sha256Token\n"
+        "secretKey: secretKey256\nauth: OAuth2Auth\n"),
+    "coloured output with nothing in it": "\x1b[32mok\x1b[0m all \x1b[1mgood\x1b[0m, 3 passed\n",
     "a header pair's scheme alone": 'f("Authorization", "Basic realm")\n("password", "basic auth is off")\n',
     "a slug of words and numbers": "password_hint: created_at_2024\ntoken_file: release-20240101.txt\n",
     "an expression": "request.withCredentials = !!_config.withCredentials;\n",
@@ -267,6 +272,10 @@ REDACTED = {
         "\x1b[35m.env\x1b[m:\x1b[01;31mAPI_KEY\x1b[m=%s\n"
         "\x1b[1;34m\"password\"\x1b[0m: \x1b[0;32m\"Tr0ub4dor-x9Q\"\x1b[0m" % SECRET,
         ".env:API_KEY=%s\n\"password\": \"%s\"" % (M, M)),
+    "a credential inside or after an escape that is no colour code": (
+        "\x1b]0;title\napi_key=%s\n\x1bPq\npassword: %s\n\x1b]8;;https://bob:Tr0ub4dor-x9Q@host/\x07a\x1b]8;;\x07"
+        % (SECRET, SECRET),
+        "\x1b]0;title\napi_key=%s\n\x1bPq\npassword: %s\n\x1b]8;;https://bob:%s@host/\x07a\x1b]8;;\x07" % (M, M, M)),
     "a vendor's word, a dash and a random part in prose": (
         "Your API key: sk-4f3c2b1a9d8e7f6a\nThe password is abc_4f3c2b1a9d8e7f6a.",
         "Your API key: %s\nThe password is %s." % (M, M)),
