@@ -4623,21 +4623,23 @@ def _prose_ahead(lead: str = "", after_name: bool = False) -> str:
     # `token = x`), so one character set is checked after the spaces before any branch.  The
     # rest is written once (a first call compiles it into each prose lead's pattern).  The runs
     # are taken whole (3.11+; before, the same plain runs): what follows each never starts with
-    # what it holds.  The value's first 8 characters are enough, as nothing follows it in the
-    # lookahead.
+    # what it holds.  So are the optional parts (a quote, a `d`, a second hyphen, the verb that
+    # sets a value after `is`): given back, each leaves a value's place to a character that
+    # cannot start one, and taken whole the engine keeps no place to go back to.  The value's
+    # first 8 characters are enough, as nothing follows it in the lookahead.
     spaces, more = r"[ \t]*" + _WHOLE, r"[ \t]+" + _WHOLE
-    value = _PROSE_QUOTE + r"""[^\s"'`<>]{8}"""
+    value = _PROSE_QUOTE + _WHOLE + r"""[^\s"'`<>]{8}"""
     digits = _PROSE_DIGIT_BRANCHES
     digit = "(?:%s)" % digits
-    setter = r"(?:%s)d?%sto%s" % (_PROSE_SETTERS, more, more)
+    setter = r"(?:%s)d?%s%sto%s" % (_PROSE_SETTERS, _WHOLE, more, more)
     # _PROSE_COLON's forms, each branch led by its literal.
     after = r"[ \t\u00a0]*" + _WHOLE
     colon = r":(?:\*\*|</b>|</strong>|)%s(?:%s|\n%s%s|\r\n%s%s)|\*\*:%s%s" % (
         after, value, spaces, digit, spaces, digit, after, value)
-    words = ["%s(?:%s:%s|%s(?:%s)?)%s" % (verb, spaces, more, more, setter, value) for verb in ("is", "was")]
+    words = ["%s(?:%s:%s|%s(?:%s)?%s)%s" % (verb, spaces, more, more, setter, _WHOLE, value) for verb in ("is", "was")]
     words += ["has%sbeen%s%s%s" % (more, more, setter, value), "to%s%s" % (more, value),
-              r"[\u2014\u2013-]-?%s%s" % (more, value)]
-    words += ["%sd?%sto%s%s" % (verb, more, more, value) for verb in _PROSE_SETTERS.split("|")]
+              r"[\u2014\u2013-]-?%s%s%s" % (_WHOLE, more, value)]
+    words += ["%sd?%s%sto%s%s" % (verb, _WHOLE, more, more, value) for verb in _PROSE_SETTERS.split("|")]
     first = r"(?=[a-z0-9_+\"'`<:\u2014\u2013-])"
     user = r"for%s%s" % (more, _PROSE_USER)
     rest = r"%s|[ \t]%s%s(?:%s|%s|%s|%s)" % (colon, spaces, first, user, colon, "|".join(words), digits)
@@ -6021,15 +6023,18 @@ _PROSE_REST = (r"(?:(?P<for>[ \t]+for[ \t]+%s)|)(?:%s)%s(?P<v>[^\s\"'`<>]{8,256}
 # X`), after a word.
 _PROSE_KEY_NEXT = r"(?=[ \t]+(?:is|was)[ \t]|:)"
 _PROSE_KEY = r"key(?<=[a-z][ \t]key)" + _PROSE_KEY_NEXT
-_PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key)?", "token": "token",
+# (An optional part as a branch with an empty one: `(?:x|)` matches as `(?:x)?` does, in fewer of
+# the engine's steps.)
+_PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key|)", "token": "token",
                 "api": "api[ _-]?key", "key": _PROSE_KEY}
 # What each separator starts with, looked at before _PROSE_REST: most nouns in prose are followed
 # by another word, which this rejects in a few of the engine's steps, where _PROSE_REST enters the
-# group of each separator in turn.  It holds wherever _PROSE_REST matches (a colon; after spaces,
+# group of each separator in turn.  It holds wherever _PROSE_REST matches (a colon, also after
+# `**`: _PROSE_COLON; after spaces,
 # `for`, the first word of a row of _PROSE_SEPARATORS, a dash or a digit's run, each a literal or
 # a character set that the engine tells in one compare), so the matches are the same.  The spaces
 # before a word are needed: a run read from the noun's end could span a text without spaces.
-_PROSE_OPENING = r"(?=:|[ \t]+%s(?::|for|is|was|has|%s|to|[\u2014\u2013-]|%s))" % (
+_PROSE_OPENING = r"(?=:|\*\*:|[ \t]+%s(?::|for|is|was|has|%s|to|[\u2014\u2013-]|%s))" % (
     _WHOLE, _PROSE_SETTERS, _PROSE_DIGIT_BRANCHES)
 _prose_res = {noun: _lazy_re(pattern + _PROSE_OPENING + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
 # The words that make what follows a noun a sentence's: an owner (`your token: X`), and for a
