@@ -4567,6 +4567,24 @@ def _lead_stems(lead: str) -> Tuple[str, ...]:
     return tuple(stem for stem in _NAME_STEMS if stem[0] == lead) + _PROSE_LEADS.get(lead, ())
 
 
+def _stems_alternation(lead: str) -> str:
+    """LEAD's stems as one alternation, those that start with the same literal (the three of
+    "key") written after it once: the engine compares the literal once, where it would enter
+    each of those stems at every "key".  Stems with different literals never match at one place
+    (no literal of a lead starts another), so only the order of the stems of one literal counts,
+    and they keep it."""
+    tails: Dict[str, List[str]] = {}
+    for stem in _lead_stems(lead):
+        literal = _stem_literal(stem)
+        tails.setdefault(literal, []).append(stem[len(literal):])
+    return "|".join(literal + (rest[0] if len(rest) == 1 else "(?:%s)" % "|".join(rest))
+                    for literal, rest in tails.items())
+
+
+def _stem_literal(stem: str) -> str:
+    return re.match(r"[a-z_]+", stem).group()    # type: ignore[union-attr]
+
+
 @functools.lru_cache(maxsize=1)
 def _name_parts() -> Tuple[str, str]:
     # What follows a stem of any lead, up to where the name's separator starts, and the value
@@ -4590,7 +4608,7 @@ def _name_pattern(lead: str, with_value: bool) -> str:
     # in this pass rather than in one pass per noun.
     name, value = _name_parts()
     value = value if with_value else ""
-    stems = "|".join(_lead_stems(lead))
+    stems = _stems_alternation(lead)
     if lead not in _PROSE_LEADS:
         return r"(?:%s)%s%s" % (stems, name, value)
     # The group after the lookahead: set only where it holds, not set and restored where it fails.
@@ -4743,8 +4761,7 @@ def _stem_literals() -> Mapping[str, Tuple[str, ...]]:
     """Each lead's stems by the literal they start with (token's "ken", DB_PASS's "pass")."""
     literals: Dict[str, Tuple[str, ...]] = {}
     for stem in _NAME_STEMS:
-        literal = re.match(r"[a-z_]+", stem).group()    # type: ignore[union-attr]
-        literals[stem[0]] = literals.get(stem[0], ()) + (literal,)
+        literals[stem[0]] = literals.get(stem[0], ()) + (_stem_literal(stem),)
     return literals
 
 
@@ -4785,7 +4802,7 @@ def _name_mode(length: int) -> str:
 
 @functools.cache
 def _named_lead_re(lead: str) -> re.Pattern[str]:
-    return re.compile("|".join(_lead_stems(lead)), re.X)
+    return re.compile(_stems_alternation(lead), re.X)
 
 
 @functools.lru_cache(maxsize=1)

@@ -2,6 +2,7 @@
 HTTP and URL forms, key names, look-alikes kept, repeated values, and the corpus figures."""
 import json
 import os
+import re
 import sys
 import time
 
@@ -279,6 +280,24 @@ def test_prose_in_a_long_text_is_found_in_every_way_of_reading_names(monkeypatch
     pad = "# note: a line of output, nothing in it = 1\n" * 400
     expected = pad + prose.replace("Tr0ub4dor-x9Q", MARKER)
     assert redacted_in_every_mode(monkeypatch, pad + prose) == [expected] * 3
+
+
+def test_a_leads_stems_of_one_literal_are_written_once_and_match_as_each_alone():
+    # _stems_alternation writes the stems that share a literal after it once, which keeps every
+    # match only while no literal of a lead starts another (stems with different literals then
+    # never match at one place).
+    text = ("token tokens tokenizer api_key apiKey key keyboard the api key is a monkey key=x "
+            "cookie DB_PASS passwd password passphrase passcode db_pw pwd jwt secret credit "
+            "conn_str connectionstring access_id auth author account bearer bundle_x__y dsn "
+            "sessionid sonar.login ") * 3
+    low = text.lower()
+    for lead in magihook._named_leads():
+        literals = {magihook._stem_literal(stem) for stem in magihook._lead_stems(lead)}
+        assert not [(a, b) for a in literals for b in literals if a != b and b.startswith(a)]
+        alone = re.compile("|".join(magihook._lead_stems(lead)), re.X)
+        assert [m.span() for m in magihook._named_lead_re(lead).finditer(low)] == \
+            [m.span() for m in alone.finditer(low)]
+    assert magihook._stems_alternation("k").count("key(") == 1
 
 
 def test_a_page_of_output_compiles_only_the_name_leads_whose_stems_it_holds():
