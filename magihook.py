@@ -6044,16 +6044,19 @@ _PROSE_KEY = r"key(?<=[a-z][ \t]key)" + _PROSE_KEY_NEXT
 # the engine's steps.)
 _PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key|)", "token": "token",
                 "api": "api[ _-]?key", "key": _PROSE_KEY}
-# What each separator starts with, looked at before _PROSE_REST: most nouns in prose are followed
-# by another word, which this rejects in a few of the engine's steps, where _PROSE_REST enters the
-# group of each separator in turn.  It holds wherever _PROSE_REST matches (a colon, also after
-# `**`: _PROSE_COLON; after spaces,
-# `for`, the first word of a row of _PROSE_SEPARATORS, a dash or a digit's run, each a literal or
-# a character set that the engine tells in one compare), so the matches are the same.  The spaces
-# before a word are needed: a run read from the noun's end could span a text without spaces.
+# What each separator starts with, looked at before _PROSE_REST in a long text: most nouns in
+# prose are followed by another word, which this rejects in a few of the engine's steps, where
+# _PROSE_REST enters the group of each separator in turn.  It holds wherever _PROSE_REST matches
+# (a colon, also after `**`: _PROSE_COLON; after spaces, `for`, the first word of a row of
+# _PROSE_SEPARATORS, a dash or a digit's run, each a literal or a character set that the engine
+# tells in one compare), so the matches are the same.  The spaces before a word are needed: a run
+# read from the noun's end could span a text without spaces.
 _PROSE_OPENING = r"(?=:|\*\*:|[ \t]+%s(?::|for|is|was|has|%s|to|[\u2014\u2013-]|%s))" % (
     _WHOLE, _PROSE_SETTERS, _PROSE_DIGIT_BRANCHES)
-_prose_res = {noun: _lazy_re(pattern + _PROSE_OPENING + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
+_prose_res = {noun: _lazy_re(pattern + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
+# A long text's scan looks at the opening first; a short one's, and a match where the name passes
+# found a noun (_prose_at), compile without it: there it would cost a first call more than it spares.
+_prose_scan_res = {noun: _lazy_re(pattern + _PROSE_OPENING + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
 # The words that make what follows a noun a sentence's: an owner (`your token: X`), and for a
 # value after a space alone, a verb that takes it (`Login with password X`, `Use the API key X`);
 # `to` takes a value after a verb that sets one (`Set the password to X`).
@@ -6083,10 +6086,11 @@ _PROSE_STARTS = {"ken": (("token", 2),), "key": (("api", 3), ("api", 4), ("key",
 
 def _prose_spans(text: str, low: str) -> List[Tuple[int, int]]:
     spans = []
+    patterns = _prose_scan_res if len(text) >= _PICK_TEXT else _prose_res
     for noun in _PROSE_NOUNS:
         if noun not in low:
             continue
-        for m in _prose_res[noun]().finditer(low):
+        for m in patterns[noun]().finditer(low):
             span = _prose_span(text, low, m)
             if span is not None:
                 spans.append(span)
