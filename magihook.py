@@ -5031,7 +5031,7 @@ def _typed_password(value: str) -> bool:
 
 
 _leet_re = _lazy_re(r"[A-Za-z][0-9]+[a-z]")
-_camel_name_re = _lazy_re(r"[a-z][A-Z]")
+_camel_name_re = _lazy_re(r"[a-z0-9][A-Z]")
 
 
 def _setting_literal(text: str, name: str, stem: int, spaced_equals: bool, value: str,
@@ -5388,7 +5388,7 @@ def _pair_holds_secret(text: str, m: re.Match[str], stem: int, name: str, value:
         return True                           # YAML `- name: TOKEN` / `value: x`, prose `token - 'x'`
     if "\n" in pair and "value" not in pair:
         # A list printed a string a line is one of words as often: the name one a header's or a
-        # variable's (no camelCase: AccountId, clientSecret), the value random with a digit (no
+        # variable's (no camelCase: AccountId, clientSecret, OAuth1Auth), the value random with a digit (no
         # identifier: _tokenStartCharIndex) and no name itself.
         return (not _camel_name_re().search(name) and _looks_random_key(value)
                 and any(c.isdigit() for c in value) and not _is_credential_name(value))

@@ -25,7 +25,8 @@ KEPT = {
     "a list of words printed over lines": ('[\n  "password",\n  "hello world"\n]\n[\n  "token",\n  "refresh"\n]\n'
                                            "    'ssh2_auth_password',\n    'ssh2_auth_pubkey_file',\n"
                                            '"required": [\n  "AccountId",\n  "AccessGrantsLocationId"\n]\n'
-                                           "[\n '_token',\n '_tokenStartCharIndex'\n]\n"),
+                                           "[\n '_token',\n '_tokenStartCharIndex'\n]\n"
+                                           '__all__ = [\n    "OAuth1Auth",\n    "AsyncOAuth1Client",\n]\n'),
     "a variable with a digit under a credential name": (
         "exports.Socks5Auth = Socks5Auth;\npassword: password2\ntoken = sha256Token\n"
         "secretKey: secretKey256\nauth: OAuth2Auth\n"),
