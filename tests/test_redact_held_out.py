@@ -54,16 +54,27 @@ def test_the_control_forms_are_redacted():
 
 # --- (b) the model: what `run` sends as tool_result under redact_tool_output ------------------------
 
-@pytest.mark.parametrize("form", sorted(FORMS))
+# Each is a neighbour of one of the forms (`Password for bob: R`, `Your API key: R`).
+KIN = {
+    "password_for_the_account": "Password for the admin account: %s" % R,
+    "password_for_user_on_host": "Password for bob on prod: %s" % R,
+    "html_label": "<b>Your API key:</b> %s" % R,
+    "access_key_label": "Access key: %s" % R,
+    "private_key_label": "Private key: %s" % R,
+}
+SENT = dict(FORMS, **KIN)
+
+
+@pytest.mark.parametrize("form", sorted(SENT))
 def test_run_after_tool_result_sent_to_the_model_holds_no_credential(project, form):
     settings = write_settings(project, {"redact_tool_output": True})
     event = {"tool": {"name": "read", "call_id": "call_1"}, "request": {"path": "notes.txt"},
              "result": {"tool_name": "read", "success": True,
-                        "content": "first line\n%s\nlast line\n" % FORMS[form], "metadata": {}}}
+                        "content": "first line\n%s\nlast line\n" % SENT[form], "metadata": {}}}
     done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project))
     assert done.returncode == 0, done.stderr
     sent = done.json["tool_result"]
-    assert "first line" in sent["content"] and R not in json.dumps(sent)
+    assert "first line" in sent["content"] and "last line" in sent["content"] and R not in json.dumps(sent)
 
 
 # --- (b) the model, through `adapt`: a file read or shown by each agent's own tools ----------------
@@ -207,30 +218,6 @@ def test_a_redacted_hook_does_not_inherit_anthropic_custom_headers_holding_an_ap
     assert done.returncode == 0, done.stderr
     seen = (project / "env.txt").read_text()
     assert "MAGIHOOK_TEST_CONTROL=kept" in seen and R not in seen
-
-
-# --- (b) the kin of the prose forms, through `run` -------------------------------------------
-
-# Each is a neighbour of one of the forms (`Password for bob: R`, `Your API key: R`).
-KIN = {
-    "password_for_the_account": "Password for the admin account: %s" % R,
-    "password_for_user_on_host": "Password for bob on prod: %s" % R,
-    "html_label": "<b>Your API key:</b> %s" % R,
-    "access_key_label": "Access key: %s" % R,
-    "private_key_label": "Private key: %s" % R,
-}
-
-
-@pytest.mark.parametrize("form", sorted(KIN))
-def test_run_after_tool_result_redacts_the_kin_of_the_prose_forms(project, form):
-    settings = write_settings(project, {"redact_tool_output": True})
-    event = {"tool": {"name": "bash", "call_id": "call_1"}, "request": {"command": "cat notes.md"},
-             "result": {"tool_name": "bash", "success": True,
-                        "content": "first line\n%s\nlast line\n" % KIN[form], "metadata": {}}}
-    done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project))
-    assert done.returncode == 0, done.stderr
-    sent = done.json["tool_result"]
-    assert "last line" in sent["content"] and R not in json.dumps(sent)
 
 
 # --- (b) coloured output: ANSI escapes between a name and its value ------------------------------------

@@ -3,7 +3,8 @@ holding a credential, shown by the agent's shell tool (`cat`) and read by its re
 no request to the model while the file's other lines do (Claude Code, Gemini CLI, Copilot CLI,
 Qwen Code; Codex has no read tool: its shell `cat`); in Claude Code a Write of the redaction
 marker, and a Monitor (whose output streams past every hook), are blocked with the fixed sentence
-that tells the model why."""
+that tells the model why; the forms a red team found passing (a pretty-printed pair, a label in
+strong emphasis); Codex's interactive session, refused."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ def claude(agent_cli):
     return agent_cli("claude-code")
 
 
-@pytest.fixture
-def project(tmp_path):
+def claude_project(tmp_path, files):
+    """A Claude Code project wired to magihook with redact_tool_output, holding FILES."""
     folder = tmp_path / "project"
     (folder / ".claude").mkdir(parents=True)
     (folder / ".magi-code").mkdir()
@@ -35,8 +36,14 @@ def project(tmp_path):
     settings = folder / ".magi-code" / "settings.json"
     settings.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
     (folder / ".claude" / "settings.json").write_text(json.dumps(print_settings(settings), indent=2))
-    (folder / "app.env").write_text(ENV_FILE)
+    for name, text in files.items():
+        (folder / name).write_text(text)
     return folder
+
+
+@pytest.fixture
+def project(tmp_path):
+    return claude_project(tmp_path, {"app.env": ENV_FILE})
 
 
 def run(claude, project: Path, calls):
@@ -92,15 +99,21 @@ def test_monitor_is_denied_with_why_and_bash_cat_is_still_redacted(claude, proje
 
 # --- Gemini CLI (pinned): the AfterTool deny's reason is the output the model gets --------------------
 
-@pytest.fixture
-def gemini(agent_cli, tmp_path):
+def gemini_project(agent_cli, tmp_path, files):
+    """A Gemini CLI run wired to magihook with redact_tool_output, its project holding FILES."""
     from gemini_mock import GeminiRun
 
     run = GeminiRun(agent_cli("gemini"), tmp_path)
-    (run.project / "app.env").write_text(ENV_FILE)
+    for name, text in files.items():
+        (run.project / name).write_text(text)
     run.magihook_settings({"hooks": {"enabled": True, "redact_tool_output": True}})
     run.wire()
     return run
+
+
+@pytest.fixture
+def gemini(agent_cli, tmp_path):
+    return gemini_project(agent_cli, tmp_path, {"app.env": ENV_FILE})
 
 
 @pytest.mark.parametrize("tool, args", [
@@ -152,14 +165,20 @@ def test_gemini_a_background_command_s_output_read_back_is_redacted(gemini):
 
 # --- Codex (pinned): the PostToolUse block's reason is the output the model gets -----------------------
 
-def test_codex_shows_the_model_the_redacted_shell_output(agent_cli, tmp_path):
-    from codex_mock import CodexModel, message, run_codex, shell_call
-
+def codex_project(tmp_path):
+    """A Codex project holding app.env, and magihook settings with redact_tool_output."""
     folder = tmp_path / "codex-project"
     folder.mkdir()
     (folder / "app.env").write_text(ENV_FILE)
     config = tmp_path / "magihook-settings.json"
     config.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
+    return folder, config
+
+
+def test_codex_shows_the_model_the_redacted_shell_output(agent_cli, tmp_path):
+    from codex_mock import CodexModel, message, run_codex, shell_call
+
+    folder, config = codex_project(tmp_path)
     with CodexModel([[shell_call("cat app.env")], [message()]]) as model:
         done = run_codex(agent_cli("codex"), model, folder, tmp_path / "scratch", config)
     assert done.returncode == 0, done
@@ -177,11 +196,7 @@ def test_codex_is_denied_an_interactive_session_whose_typed_commands_no_hook_see
     # (tests/e2e/test_codex.py), so the session is refused before it starts.
     from codex_mock import CodexModel, message, run_codex, shell_call
 
-    folder = tmp_path / "codex-project"
-    folder.mkdir()
-    (folder / "app.env").write_text(ENV_FILE)
-    config = tmp_path / "magihook-settings.json"
-    config.write_text(json.dumps({"hooks": {"enabled": True, "redact_tool_output": True}}))
+    folder, config = codex_project(tmp_path)
     with CodexModel([[shell_call("bash", tty=True, yield_time_ms=500)], [message()]]) as model:
         done = run_codex(agent_cli("codex"), model, folder, tmp_path / "scratch", config)
     assert done.returncode == 0, done
@@ -260,3 +275,40 @@ def test_copilot_a_background_command_s_output_read_back_is_redacted(agent_cli, 
     assert done.returncode == 0, done.stderr[-3000:]
     shown = [result_text(block) for block in tool_results(model.conversation()[-1].body)]
     assert_redacted_and_the_rest_shown(model, shown[-1:])
+
+
+# --- the forms a red team found passing (issue 23's held-out check, emulated) --------------------------
+
+# The issue's own pair form pretty-printed, as `json.dumps(indent=2)` and `jq .` write JSON, and a
+# label in Markdown's strong emphasis; the same value in `api_key: X` was redacted before.
+FORM_SECRET = "Xk9mQ2vR7tLp4wZs8N"
+FORM_FILES = {
+    "app.json": "%s\n" % json.dumps({"port": 8080, "headers": [["X-Api-Key", FORM_SECRET]]}, indent=2),
+    "NOTES.md": "# Staging\n\n**API key:** %s\n\nPORT=8080\n" % FORM_SECRET,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORM_FILES))
+def test_claude_code_cat_and_read_of_a_form_reach_no_request(claude, tmp_path, name):
+    folder = claude_project(tmp_path, FORM_FILES)
+    done = run(claude, folder, [("Bash", {"command": "cat %s" % name, "description": "scripted"}),
+                                ("Read", {"file_path": str(folder / name)})])
+    texts = [request_text(request.body) for request in done.model.requests]
+    assert any("8080" in text for text in texts)          # the file's other lines did reach it
+    assert not any(FORM_SECRET in text for text in texts)
+
+
+@pytest.mark.parametrize("name", sorted(FORM_FILES))
+@pytest.mark.parametrize("tool", ["run_shell_command", "read_file"])
+def test_gemini_cat_and_read_of_a_form_reach_no_request(agent_cli, tmp_path, tool, name):
+    from gemini_mock import GeminiModel
+
+    gemini = gemini_project(agent_cli, tmp_path, FORM_FILES)
+    args = {"command": "cat %s" % name, "description": "e2e"} if tool == "run_shell_command" else {
+        "file_path": name}
+    with GeminiModel(tool, args) as model:
+        outcome = gemini.run(model)
+    assert outcome.returncode == 0, outcome
+    raw = [request.raw.decode("utf-8", "replace") for request in model.requests]
+    assert any("8080" in text for text in raw)
+    assert not any(FORM_SECRET in text for text in raw)
