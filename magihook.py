@@ -5182,7 +5182,7 @@ def _looks_random_key(value: str, id_name: bool = False, access_id: bool = False
         return False                          # a digest, an MD5, a git commit, an id (0xF1656F24C74CD1D8, a ULID)
     if "/" in value and not ("+" in value or value.endswith("=")):
         return False                          # a path (base64 with a "/" has a "+" or padding too)
-    parts = re.split(r"[_.-]", value)
+    parts = _slug_part_re().split(value)
     if len(parts) >= 3 and sum(part.isalpha() and len(part) >= 3 or part[:1] == "v" and part[1:].isdigit()
                                for part in parts) >= 2:
         return False                          # Linux-node-3f9a…, v1-deps-…: words (a version tag too) and a hash
