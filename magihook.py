@@ -4674,8 +4674,9 @@ def _value_pattern() -> str:
     # Separators: = : => := and make's ?= ::= :::=, PHP's .=, a fallback literal (`KEY || "x"`,
     # `?? "x"`, on the line or the next; held to a secret's shape as a compared literal), a type between
     # name and "=" (Go `var token string = "x"`, TS `token: string = "x"`), a
-    # quoted value after a spaced "=" on the next, indented line (a formatter's
-    # `const apiKey =` + `  "x";`, Java's `KEY` + `    = "x";`), and
+    # quoted value after a spaced "=" or a quoted name's colon on the next, indented line (a
+    # formatter's `const apiKey =` + `  "x";`, Java's `KEY` + `    = "x";`, JSON's `"password":`
+    # + `    "x"`), and
     # a name and its value as two strings (`setProperty("TOKEN", "x")`,
     # `key="Password" value="x"`, `"name": "TOKEN", "value": "x"`, YAML
     # `- name: TOKEN` + `value: x`, prose `token - 'x'`): group "pair", whose
@@ -4691,7 +4692,8 @@ def _value_pattern() -> str:
     # optional part is an alternation with an empty branch: `(?:x|)` matches as `(?:x)?` does,
     # in fewer of the engine's steps.  First of all, a colon before a brace, a bracket or the
     # line's end (YAML's and JSON's `secretKeyRef: {`, `"auth": {`, `password:` + a nested
-    # block) ends the match in two steps: no separator or value would take it.  So does, in the
+    # block; after a quoted name, a line's end before a quote is a wrapped value) ends the match
+    # in two steps: no separator or value would take it.  So does, in the
     # same check, what the value's checks below reject after a plain "=" (the separator the
     # group "after_name" then reads, with "assign" set): a reference (`=${X}`, `="$X"`) and,
     # after a spaced "=", a call (`token = self.refresh(`) and code (`apiKey = process.env.X;`);
@@ -4702,12 +4704,12 @@ def _value_pattern() -> str:
     return r"""
         (?!:[ \t]{0,4}(?:[{\r\n]|\[(?!\])|-\}|(?:%(types)s)["'`,;&|<>)\]}\\\r\n]
                         |\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(colon_call_run)s[(\[])
-          |=[ \t]{0,4}["'`]?\$|["']:[ \t]{0,4}(?:[{\r\n]|\[(?!\]))
+          |=[ \t]{0,4}["'`]?\$|["']:[ \t]{0,4}(?:\{|\r?\n(?![ \t]{1,16}["'`])|\r|\[(?!\]))
           |[ \t]{1,4}=(?![=:>])[ \t]{0,4}(?![ \t])
            (?:\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(first_call_run)s[(\[]|%(code)s))
         (?=(?P<after_name>(?:(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])|)
                   (?P<sep>[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|(?P<colon>:)(?![ \t]{0,4}%(typed)s))(?![=:])
-                          (?:(?<=[ \t]=)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
+                          (?:(?<=[ \t]=|["']:)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
                          |[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
                          |[ \t]{0,4}(?P<fallback>\|\||\?\?)(?:\r?\n|)[ \t]{0,16}(?=["'`])
                          |(?P<brace>%(brace)s)

@@ -61,6 +61,7 @@ KIN = {
     "html_label": "<b>Your API key:</b> %s" % R,
     "access_key_label": "Access key: %s" % R,
     "private_key_label": "Private key: %s" % R,
+    "json_value_on_next_line": '{\n  "password":\n    "%s"\n}' % R,
 }
 SENT = dict(FORMS, **KIN)
 

@@ -31,6 +31,8 @@ KEPT = {
         "exports.Socks5Auth = Socks5Auth;\npassword: password2\ntoken = sha256Token\n"
         "secretKey: secretKey256\nauth: OAuth2Auth\n"),
     "coloured output with nothing in it": "\x1b[32mok\x1b[0m all \x1b[1mgood\x1b[0m, 3 passed\n",
+    "a JSON object or list on the line after a credential name": (
+        '{\n  "token":\n    {\n      "type": "jwt"\n    },\n  "passwords":\n    [\n      "x"\n    ]\n}\n'),
     "a header pair's scheme alone": 'f("Authorization", "Basic realm")\n("password", "basic auth is off")\n',
     "a slug of words and numbers": "password_hint: created_at_2024\ntoken_file: release-20240101.txt\n",
     "an expression": "request.withCredentials = !!_config.withCredentials;\n",
@@ -277,6 +279,8 @@ REDACTED = {
         "\x1b]0;title\napi_key=%s\n\x1bPq\npassword: %s\n\x1b]8;;https://bob:Tr0ub4dor-x9Q@host/\x07a\x1b]8;;\x07"
         % (SECRET, SECRET),
         "\x1b]0;title\napi_key=%s\n\x1bPq\npassword: %s\n\x1b]8;;https://bob:%s@host/\x07a\x1b]8;;\x07" % (M, M, M)),
+    "a JSON value wrapped to the line after its name": (
+        '{\n  "password":\n    "%s"\n}' % SECRET, '{\n  "password":\n    "%s"\n}' % M),
     "a vendor's word, a dash and a random part in prose": (
         "Your API key: sk-4f3c2b1a9d8e7f6a\nThe password is abc_4f3c2b1a9d8e7f6a.",
         "Your API key: %s\nThe password is %s." % (M, M)),
