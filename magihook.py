@@ -4716,7 +4716,7 @@ def _value_pattern() -> str:
                          |[ \t]{1,4}(?P<statement>)(?=["'][^"'\s]{1,256}["'][ \t]{0,4};)
                          |(?:[ \t]{1,4}|[ \t]{0,4}:[ \t]{0,4})%(typed)s[ \t]{0,4}
                          |(?P<pair>(?:(?<=["'])|(?<=["']\]))[ \t]{0,4},(?:\r?\n[ \t]{0,32}|[ \t]{0,4})
-                                   (?:\\{0,3}["'](?:parameter)?value\\{0,3}["'][ \t]{0,4}:[ \t]{0,4}|)
+                                   (?:\\{0,3}["'](?:%(entry_values)s)\\{0,3}["'][ \t]{0,4}:[ \t]{0,4}|)
                                    (?=\\{0,3}["'`](?:(?:%(schemes)s)[ \t]{1,4}|)
                                       (?:[^"'`\s\\]{0,256}[0-9]|[^"'`\s\\]{16}))
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
@@ -4738,7 +4738,7 @@ def _value_pattern() -> str:
            "colon_call_run": _possessive("[a-z0-9_$.]{0,64}", "colon_call"),
            "code": _SPACED_CODE_VALUE, "brace": _BRACE, "types": "|".join(sorted(_TYPE_WORDS)),
            "schemes": _SCHEME_WORDS,
-           "unquoted": _UNQUOTED_VALUE}
+           "unquoted": _UNQUOTED_VALUE, "entry_values": "|".join(_ENTRY_VALUE_KEYS)}
 
 
 @functools.lru_cache(maxsize=1)
@@ -6598,7 +6598,8 @@ def redact_tool_result(result: Any) -> Any:
 
 # An entry object's keys for its name and its value: `{"name": "API_KEY", "value": x}`
 # (Kubernetes, ECS), a tag's Key and Value, 1Password's label, a header list's header,
-# CloudFormation's ParameterKey and ParameterValue.
+# CloudFormation's ParameterKey and ParameterValue.  A text's pair reads the value keys too
+# (_value_pattern's group "pair").
 _ENTRY_NAME_KEYS = ("name", "key", "label", "header", "parameterkey")
 _ENTRY_VALUE_KEYS = ("value", "parametervalue")
 
