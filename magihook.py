@@ -10067,6 +10067,8 @@ class Agent:
     project_folder: Optional[str] = None  # the folder of the agent's own project settings
     # Where its docs put the wiring --print-settings prints: relative to the project, or `~/`.
     settings_places: Tuple[str, ...] = ()
+    # (variable, folder): the agent reads its `~/` folder from this variable when it is set.
+    home_folder: Tuple[str, str] = ("", "")
     tool_events: Mapping[str, str] = {}  # hook_event_name -> before_tool / after_tool
     # hook_event_name -> message phase; the first is the one a dialect hook gets.
     message_events: Mapping[str, str] = {}
@@ -10220,7 +10222,7 @@ class Agent:
 # What every agent class states in its own body, and what it states or inherits from an agent.
 AGENT_OWN_TABLES = ("name", "title", "tool_events", "message_events", "failed_tool_events", "tools",
                     "streamed_output_tools", "millisecond_fields", "context_fields",
-                    "project_dir_variables", "settings_places")
+                    "project_dir_variables", "settings_places", "home_folder")
 AGENT_BEHAVIOURS = (
     "session_id_variable", "message_field", "user_message_field", "permission_decision",
     "deny_needs_reason", "after_tool_deny_hides_result", "fail_replaces_output", "imports_settings",
@@ -10286,6 +10288,7 @@ class ClaudeCode(Agent):
     project_folder = ".claude"
     settings_places: Tuple[str, ...] = (".claude/settings.json", ".claude/settings.local.json",
                                         "~/.claude/settings.json")
+    home_folder = ("CLAUDE_CONFIG_DIR", "~/.claude")
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     # Both give the last text block of the turn as last_assistant_message.
@@ -10396,6 +10399,7 @@ class Codex(ClaudeCode):
     name, title = "codex", "Codex"
     project_folder = ".codex"
     settings_places: Tuple[str, ...] = (".codex/hooks.json", "~/.codex/hooks.json")
+    home_folder = ("CODEX_HOME", "~/.codex")
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool"})
     message_events = MappingProxyType({"Stop": "after_assistant"})
     failed_tool_events = frozenset()
@@ -10468,6 +10472,7 @@ class GeminiCli(Agent):
     name, title = "gemini", "Gemini CLI"
     project_folder = ".gemini"
     settings_places: Tuple[str, ...] = (".gemini/settings.json", "~/.gemini/settings.json")
+    home_folder = ("GEMINI_CLI_HOME", "~")  # its home, of which .gemini is a folder
     tool_events = MappingProxyType({"BeforeTool": "before_tool", "AfterTool": "after_tool"})
     message_events = MappingProxyType({"AfterAgent": "after_assistant"})
     failed_tool_events = frozenset()
@@ -10590,6 +10595,7 @@ class CopilotCli(ClaudeCode):
     name, title = "copilot", "GitHub Copilot CLI"
     project_folder = ".github"
     settings_places: Tuple[str, ...] = (".github/hooks/magihook.json", "~/.copilot/hooks/magihook.json")
+    home_folder = ("COPILOT_HOME", "~/.copilot")
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     # Copilot's Stop carries no assistant message, so it is not wired; a dialect hook gets one.
@@ -10690,6 +10696,7 @@ class QwenCode(ClaudeCode):
     name, title = "qwen", "Qwen Code"
     project_folder = ".qwen"
     settings_places: Tuple[str, ...] = (".qwen/settings.json", "~/.qwen/settings.json")
+    home_folder = ("QWEN_HOME", "~/.qwen")
     tool_events = MappingProxyType({"PreToolUse": "before_tool", "PostToolUse": "after_tool",
                                     "PostToolUseFailure": "after_tool"})
     message_events = MappingProxyType({"Stop": "after_assistant"})
@@ -11365,14 +11372,26 @@ def _wires(group: Mapping[str, Any], tool: str) -> bool:
     return tool in names or not all(re.fullmatch(r"\w+", name) for name in names)
 
 
+def settings_place(agent: Agent, place: str, cwd: str) -> Tuple[str, str]:
+    """One of agent.settings_places as (how a finding names it, its path here).  A `~/` place
+    moves with the agent's home variable, as the agent's own lookup does ($CODEX_HOME)."""
+    if not place.startswith("~/"):
+        return place, os.path.join(cwd, place)
+    variable, folder = agent.home_folder
+    home = os.environ.get(variable) if variable else None
+    if home and (place + "/").startswith(folder + "/"):
+        rest = place[len(folder):].lstrip("/")
+        return "$%s/%s" % (variable, rest), os.path.join(os.path.expanduser(home), rest)
+    return place, os.path.expanduser(place)
+
+
 def wiring_findings(cwd: str) -> List[str]:
     """A finding for each agent settings file (Agent.settings_places) that wires magihook for
     less than this magihook maps: a tool added to a matcher since (Claude Code's Monitor, which
     leaks under redact_tool_output unless wired) reaches no hook until it is printed again."""
     findings = []
     for agent in AGENTS.values():
-        for place in agent.settings_places:
-            path = os.path.expanduser(place) if place.startswith("~/") else os.path.join(cwd, place)
+        for place, path in (settings_place(agent, place, cwd) for place in agent.settings_places):
             if not os.path.lexists(path):
                 continue
             try:

@@ -278,6 +278,33 @@ def test_doctor_finds_agent_wiring_that_maps_less_than_magihook_now_does(project
         "those hooks"]
 
 
+@pytest.mark.parametrize("agent, variable, rest", [
+    ("claude-code", "CLAUDE_CONFIG_DIR", "settings.json"),
+    ("codex", "CODEX_HOME", "hooks.json"),
+    ("gemini", "GEMINI_CLI_HOME", ".gemini/settings.json"),
+    ("copilot", "COPILOT_HOME", "hooks/magihook.json"),
+    ("qwen", "QWEN_HOME", "settings.json"),
+])
+def test_doctor_reads_user_wiring_where_the_agents_home_variable_moves_it(
+        project, isolated_env, monkeypatch, agent, variable, rest):
+    # The agent reads its user settings from $VARIABLE when it is set, so doctor does too; the
+    # same file in the default folder is then not the agent's and says nothing.
+    config = write_settings(project, {"enabled": True})
+    wiring = printed_wiring(project, agent, config)
+    del wiring["hooks"][next(iter(wiring["hooks"]))]
+    home = project / "agent-home"
+    (home / rest).parent.mkdir(parents=True)
+    (home / rest).write_text(json.dumps(wiring))
+    monkeypatch.setenv(variable, str(home))
+    result = run_cli("doctor", "--config", str(config), cwd=project)
+    assert result.returncode == 3
+    [finding] = [line for line in result.stdout.splitlines() if "wires magihook" in line]
+    assert finding.startswith("finding: %s: $%s/%s wires magihook for less than it now maps ("
+                              % (magihook.AGENTS[agent].title, variable, rest))
+    monkeypatch.delenv(variable)
+    assert run_cli("doctor", "--config", str(config), cwd=project).returncode == 0
+
+
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini", "copilot", "qwen"])
 def test_doctor_finds_nothing_in_wiring_as_printed_or_wider_or_not_ours(project, agent):
     config = write_settings(project, {"enabled": True})

@@ -1473,6 +1473,7 @@ class Tables:
     context_fields = MappingProxyType({})
     project_dir_variables = ()
     settings_places = ()
+    home_folder = ("", "")
 
 class Bare(m.Agent):
     name, title = "bare", "Bare"
@@ -1561,7 +1562,8 @@ def test_an_agent_class_that_leaves_its_tables_to_its_parent_is_refused():
         "    print(exc)\n")
     assert lines[:2] == [
         "agent class Copy must state tool_events, message_events, failed_tool_events, tools, "
-        "streamed_output_tools, millisecond_fields, context_fields, project_dir_variables, settings_places",
+        "streamed_output_tools, millisecond_fields, context_fields, project_dir_variables, settings_places, "
+        "home_folder",
         "agent class Twin: its name or an alias is taken"]
 
 
