@@ -3720,10 +3720,11 @@ TOKEN_RULES = (
     TokenRule("softlayer-api-key", ".", ("api.softlayer.com/soap/v3/", "api.softlayer.com/soap/v3.1/"), ((_LAN, 64, 64),), "https://api.softlayer.com/soap/v3/qh524yng5by1a2rogubbb8ayn1b7o259owoo3sb09glshv616mts56zc4pz0lx9x", "https://api.softlayer.com/soap/v3/SoftLayer_Account", keep_prefix=True),  # noqa: E501
     TokenRule("microsoft-teams-webhook", ".", ("webhook.office.com/webhookb2/",), (*_UUID, "@", *_UUID, "/IncomingWebhook/", (_HEX, 32, 32), "/", *_UUID), "https://acme.webhook.office.com/webhookb2/cbf3669f-fc1d-e18a-7f90-d9488591d577@45d60295-4dba-d4a8-6c73-96f3fc686734/IncomingWebhook/b95d75fbb5d4cecc081cb56e2c530fbd/96aa8fde-8ac4-eac5-e3e2-6a7ec5821dd2", "https://acme.webhook.office.com/webhookb2/cbf3669f-fc1d-e18a-7f90-d9488591d577@45d60295-4dba-d4a8-6c73-96f3fc686734/IncomingWebhook/b9 is cut", keep_prefix=True, pattern="[A-Za-z0-9-]{36}@[A-Za-z0-9-]{36}/IncomingWebhook/[A-Za-z0-9]{32}/[A-Za-z0-9-]{36}(?:/[A-Za-z0-9_-]{20,80})?"),  # noqa: E501
     TokenRule("zapier-webhook-url", ".", ("hooks.zapier.com/hooks/catch/",), ((_DIG, 7, 8), "/", (_LAN, 6, 7)), "https://hooks.zapier.com/hooks/catch/44496040/g67odou", "https://hooks.zapier.com/hooks/catch is cut", keep_prefix=True, pattern="[0-9]{4,12}/[A-Za-z0-9]{4,12}"),  # noqa: E501
-    # Discord bot token: M/N/O + 23-26 chars . 6 chars . 27+ chars; the lead is the first dot
-    # and the start is found again in _discord_start.  The 6 characters and the second dot are
-    # read, not looked ahead for: a dot in code fails without entering a lookahead.
-    TokenRule("discord-bot-token", ".", (), (("MNO", 1, 1), (_URL, 23, 23), ".", (_URL, 6, 6), ".", (_URL, 27, 38)), "NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzAN1KqLaeYoOo7aB8qPJRzOk", "NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzA is cut", needles=(".",), context="discord", pattern=r"[A-Za-z0-9_-]{6}\.(?<=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{6}\.)[A-Za-z0-9_-]{27,40}"),  # noqa: E501
+    # Discord bot token: M/N/O + 23-26 chars . 6 chars . 27+ chars; the lead is the second dot,
+    # with the 6 characters and the first dot behind it, so that the rule reads the "." lead's
+    # guard (_guarded_alternative: a dot of code fails it in one step); the start is found
+    # again in _discord_start.
+    TokenRule("discord-bot-token", ".", (), (("MNO", 1, 1), (_URL, 23, 23), ".", (_URL, 6, 6), ".", (_URL, 27, 38)), "NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzAN1KqLaeYoOo7aB8qPJRzOk", "NSk5e-1SZFskXQMAui3-34id.tH-psp.zPq1Xj_D1oAzA is cut", needles=(".",), context="discord", pattern=r"(?<=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{6}\.)[A-Za-z0-9_-]{27,40}"),  # noqa: E501
     # -- led by "~"
     TokenRule("openshift-user-token", "~", ("sha256~",), ((_URL, 43, 43),), "sha256~YxMkyFAI7rrI2X9lKcDRWP89wDCe3X1veF9Vwm2l4-d", "sha256~servingcellconfigcommonsibelementfieldvalue"),  # noqa: E501
     TokenRule("azure-ad-client-secret", "~", (), ((_AN, 3, 3), (_DIG, 1, 1), "Q~", (_AN, 8, 8), ("A-Za-z0-9_~.-", 23, 26)), "M3X2Q~YIOlRvW7fnhWhTE9UepjmBiR3Dz8eUyjPb", "M3X2Q~YIOlRvW7fnhWhTE9Uepjm is cut", needles=("~",), back=5, pattern="(?<=[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}"),  # noqa: E501
@@ -3876,9 +3877,11 @@ def _shape_regex(shape: Sequence[Any]) -> str:
 def _rule_kind(rule: TokenRule) -> str:
     """Which group of its lead's regex a rule joins: "sep" (the prefix ends at a separator lead:
     the lead's guard), "start" (the prefix starts with the lead: not glued to a word before it),
-    or "free" (an alternative that starts with a literal or a lookaround of its own)."""
+    "behind" (no prefix, a pattern that starts with a lookbehind and reads its body right after a
+    guarded lead: _guarded_alternative), or "free" (an alternative that starts with a literal or
+    a lookaround of its own)."""
     if not rule.prefixes:
-        return "free"
+        return "behind" if rule.pattern.startswith("(?<=") and _reads_guard(rule) else "free"
     kinds = set()
     for prefix in rule.prefixes:
         i = _lead_index(prefix, rule.lead)
@@ -3892,6 +3895,20 @@ def _rule_kind(rule: TokenRule) -> str:
     if len(kinds) != 1:
         raise ValueError("token rule %s: its prefixes must lead alike" % rule.id)
     return kinds.pop()
+
+
+def _reads_guard(rule: TokenRule) -> bool:
+    """Whether every token of RULE reads its lead's guard right after the lead: its shape ends with
+    the lead and a run whose every character the guard's classes take (a guard is a run of
+    classes, so a run of one such character as long as the shape's shortest proves it)."""
+    if rule.lead not in _GUARDS or len(rule.shape) < 2 or rule.shape[-2] != rule.lead:
+        return False
+    alphabet, fewest, _ = rule.shape[-1]
+    guard = re.compile(_GUARDS[rule.lead])
+    return all(guard.match(char * fewest) for char in re.sub("[^%s]" % alphabet, "", _PRINTABLE_ASCII))
+
+
+_PRINTABLE_ASCII = "".join(map(chr, range(32, 127)))
 
 
 def _rule_branch(rule: TokenRule) -> str:
@@ -3954,19 +3971,39 @@ def _lead_regex(lead: str, rules: Sequence[TokenRule]) -> re.Pattern[str]:
         if kind == "sep":
             # The first match at a position wins: sb_secret_ before secret_, xoxe.xoxp- before xoxp-.
             members.sort(key=lambda rule: -max(map(len, rule.prefixes)))
-        if kind == "sep":
-            branches = _branches(members)
-            quick, exact = _suffix_guard([p[:_lead_index(p, lead)] for r in members for p in r.prefixes], lead)
-            quick = quick or r"(?<=[A-Za-z0-9]%s)" % re.escape(lead)
-            alternatives.append("%s%s%s(?:%s)" % (quick, _GUARDS[lead], exact, branches))
+        if kind == "sep" or kind == "behind" and "sep" not in groups:
+            alternatives.append(_guarded_alternative(lead, groups.get("sep", []), groups.get("behind", [])))
         elif kind == "start":
             alternatives.append(r"(?<![A-Za-z0-9_]%s)(?:%s)" % ("." * len(lead), _branches(members)))
-        else:
+        elif kind == "free":
             # Each with its own end, not one end for a run (_branches): an alternative that
             # starts with a literal is rejected by the engine in one compare, where a group of
             # them is entered at every lead (every capital A of upper-case names).
             alternatives.extend(_free_branches(members, lead))
     return re.compile("%s(?:%s)" % (re.escape(lead), "|".join(alternatives)))
+
+
+def _guarded_alternative(lead: str, seps: Sequence[TokenRule], behind: Sequence[TokenRule]) -> str:
+    """The alternative of LEAD's rules that read the lead's guard after it: SEPS, whose prefix ends
+    at the lead (sorted: _lead_regex), behind the check of its last two characters first
+    (_suffix_guard), and BEHIND, whose pattern is a lookbehind and a body of token characters
+    (airtable's `pat…` and a dot), under the one guard.  A rule of BEHIND, which starts with its
+    lookbehind, was an alternative the engine entered at every lead (every dot of code); under
+    the guard most leads fail in one step (code's `.get(`).  The rules of BEHIND match where no
+    other rule of the lead does, so the place of their branch keeps what matches; but one whose
+    token holds the lead twice (Discord's bot token, led by its second dot) comes first, as that
+    dot was its match's when it was led by the first."""
+    twice = [rule for rule in behind if rule.shape.count(lead) > 1]
+    branches = [_rule_branch(rule) + (_TOKEN_END if rule.end else "")
+                for rule in twice + [rule for rule in behind if rule not in twice]]
+    if seps:
+        quick, exact = _suffix_guard([p[:_lead_index(p, lead)] for r in seps for p in r.prefixes], lead)
+        quick = quick or r"(?<=[A-Za-z0-9]%s)" % re.escape(lead)
+        if not behind:
+            # The pair of classes first, then the guard: the cheaper order, on bench/corpus.py.
+            return "%s%s%s(?:%s)" % (quick, _GUARDS[lead], exact, _branches(seps))
+        branches.insert(len(twice), "%s%s(?:%s)" % (quick, exact, _branches(seps)))
+    return "%s(?:%s)" % (_GUARDS[lead], "|".join(branches))
 
 
 def _free_branches(rules: Sequence[TokenRule], lead: str) -> List[str]:
@@ -4395,7 +4432,8 @@ def _accept_prefixed(text: str, m: re.Match[str],
         body = text[m.start() + 1:end]
         return None if body.islower() or body.isupper() else _digits_span(text, m.start(), end, 1)
     if rule.context == "discord":
-        start = _discord_start(text, m.start())
+        # Its match starts at the token's second dot (_guarded_alternative); no dot comes between.
+        start = _discord_start(text, text.rfind(".", 0, m.start()))
         return (start, end) if start >= 0 else None
     if rule.context == "sas":
         return _sas_span(text, m.start(), end)

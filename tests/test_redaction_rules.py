@@ -334,6 +334,30 @@ def test_a_rule_led_by_its_lead_alone_is_picked_only_where_a_token_can_start():
     assert magihook.redact_credentials(dots + discord) == dots + magihook.REDACTION_MARKER
 
 
+def test_the_rules_read_behind_a_guarded_lead_go_under_its_guard():
+    # Airtable's and Discord's patterns start with a lookbehind and read the "." lead's guard
+    # right after the lead: under the guard, most dots of code fail in one step instead of
+    # entering each rule.  Azure's client secret starts behind its "~" too, but its body holds
+    # "~" and ".", which that lead's guard does not take.
+    assert [rule.id for rule in RULES if magihook._rule_kind(rule) == "behind"] == ["airtable-pat", "discord-bot-token"]
+    assert magihook._rule_kind(next(rule for rule in RULES if rule.id == "azure-ad-client-secret")) == "free"
+    source = magihook._prefixed_re(".").pattern
+    order = [source.index(magihook._GUARDS["."])] + [source.index("(?P<rule_%s>)" % name) for name in (
+        "discord_bot_token", "vault_service_token", "airtable_pat", "mapbox_secret_token")]
+    assert order == sorted(order)
+    assert source.count(magihook._GUARDS["."]) == 1
+
+
+@pytest.mark.parametrize("middle", ["tH-hvs", "ab-hvb", "x-ya29"])
+def test_a_discord_bot_token_led_by_its_second_dot_wins_that_dot(middle):
+    # The rule is led by the token's second dot, where the rules whose prefix ends with a dot
+    # (hvs., ya29.) could match too: it comes before them, as when it was led by the
+    # first dot and its match held the second.
+    token = "NSk5e-1SZFskXQMAui3-34id.%s.zPq1Xj_D1oAzAN1KqLaeYoOo7aB8qPJRzOk" % middle
+    for text in ("see %s ok" % token, PAGE + token + " end"):
+        assert magihook.redact_credentials(text) == text.replace(token, MARKER)
+
+
 def test_many_short_texts_never_compile_a_whole_lead():
     # Which rules run is decided by the text alone: a thousand short texts before it change
     # nothing, neither what a text compiles nor what it redacts.
