@@ -339,7 +339,12 @@ def test_the_rules_read_behind_a_guarded_lead_go_under_its_guard():
     # right after the lead: under the guard, most dots of code fail in one step instead of
     # entering each rule.  Azure's client secret starts behind its "~" too, but its body holds
     # "~" and ".", which that lead's guard does not take.
-    assert [rule.id for rule in RULES if magihook._rule_kind(rule) == "behind"] == ["airtable-pat", "discord-bot-token"]
+    behind = [rule for rule in RULES if magihook._rule_kind(rule) == "behind"]
+    assert [rule.id for rule in behind] == ["airtable-pat", "discord-bot-token"]
+    for rule in behind:
+        alphabet, fewest, _ = rule.shape[-1]
+        chars = [chr(code) for code in range(32, 127) if re.fullmatch("[%s]" % alphabet, chr(code))]
+        assert chars and all(re.match(magihook._GUARDS[rule.lead], char * fewest) for char in chars)
     assert magihook._rule_kind(next(rule for rule in RULES if rule.id == "azure-ad-client-secret")) == "free"
     source = magihook._prefixed_re(".").pattern
     order = [source.index(magihook._GUARDS["."])] + [source.index("(?P<rule_%s>)" % name) for name in (
