@@ -272,3 +272,34 @@ def test_run_after_tool_result_redacts_a_name_value_entry(project, form, as_text
     done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project))
     assert done.returncode == 0, done.stderr
     assert R not in json.dumps(done.json["tool_result"])
+
+
+# --- (c) the red team's layouts: a credential phrase or name, then its value ----------------------
+
+# A value with digits and mixed case, and one after its vendor's word.
+V, SK = "Xq7pL2mN9vR4", "sk-4f3c2b1a9d8e7f6a"
+# Long texts run other paths (the prose forms found by the name passes, the names with their
+# values in one pattern): each form is checked alone and after a filler past each of them.
+FILLER = "a line of output, with: a colon = and words\n"
+
+
+def redacted_everywhere(text, secret):
+    return all(secret not in magihook.redact_credentials(FILLER * count + text + "\n" + FILLER)
+               for count in (0, 400, 1600, 24000))
+
+
+# Who or what a password is for, as git's `password for <user>:` prompt says it.
+QUALIFIED = ["Password (prod): %s" % V, "API key (staging): %s" % V, "api key (staging): %s" % SK,
+             "password of bob: %s" % V, "Password of user bob: %s" % V, "The password (prod) is %s" % V]
+
+
+@pytest.mark.parametrize("text", QUALIFIED)
+def test_a_prose_value_after_a_qualifier_is_redacted(text):
+    assert redacted_everywhere(text, V if V in text else SK)
+
+
+@pytest.mark.parametrize("text", ["password (optional): string", "Password (required): yes",
+                                  "the password of the user", "password of bob: see the vault",
+                                  "Password (prod): ${PROD_PASSWORD}", "API key (staging): <your key>"])
+def test_a_qualified_noun_before_no_secret_stays(text):
+    assert magihook.redact_credentials(text) == text
