@@ -4567,9 +4567,13 @@ _WHOLE = "+" if sys.version_info >= (3, 11) else ""
 # C++'s brace initializer of one literal, `std::string AccountKey{"x"}` (no more: a Perl hash's
 # `$password{"user"}` and a Go map's `{"key": x}` are no values).
 _BRACE = r"""\{(?:\r?\n[ \t]{0,16}|)(?="[^"\\\r\n]{8,4096}"\}|'[^'\r\n]{8,4096}'\})"""
+# The arrows between a name and its value in a mapping a tool or a person prints (`password ->
+# X`, `password \u2192 X`): a prose separator, whose value is held to a secret's shape
+# (_literal_secret).  `->` without spaces is code (`ctx->password`).
+_ARROWS = (r"(?<=[ \t])->(?=[ \t])", r"\u2192")
 # A line break before `value:` or `=` is two branches, `\n` and `\r\n`, each led by a literal the
 # engine rejects in one compare: as `\r?\n`, led by a repeat, it was entered for every name.
-_NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!|]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t])"""
+_NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!|\u2192]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t>])"""
                    r"""|\n[ \t]{0,16}%s(?:value:|=[ \t])|\r\n[ \t]{0,16}%s(?:value:|=[ \t])"""
                    r"""|\[[0-9]{0,4}\][ \t]{0,4}=|%s))""") % ((_WHOLE,) * 7 + (_BRACE,))
 
@@ -4758,6 +4762,7 @@ def _value_pattern() -> str:
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4})
+                         |[ \t]{0,4}(?P<arrow>%(arrows)s)[ \t]{0,4}
                          |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(call_run)s[(\[])
         (?(assign)(?!%(code)s))
@@ -4774,7 +4779,8 @@ def _value_pattern() -> str:
            "colon_call_run": _possessive("[a-z0-9_$.]{0,64}", "colon_call"),
            "code": _SPACED_CODE_VALUE, "brace": _BRACE, "types": "|".join(sorted(_TYPE_WORDS)),
            "schemes": _SCHEME_WORDS,
-           "unquoted": _UNQUOTED_VALUE, "entry_values": "|".join(_ENTRY_VALUE_KEYS)}
+           "unquoted": _UNQUOTED_VALUE, "entry_values": "|".join(_ENTRY_VALUE_KEYS),
+           "arrows": "|".join(_ARROWS)}
 
 
 @functools.lru_cache(maxsize=1)
@@ -5287,9 +5293,9 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         return None
     if m.group("close") and value[:1] == "/" and text[_name_start(text, stem) - 1:stem][:1] == "$":
         return None                   # -v "$PWD":/tmp: a variable in a string, then a path
-    # token === "x", password "x";, KEY || "x", AccountKey{"x"}: a literal like a secret.
+    # token === "x", password "x";, KEY || "x", AccountKey{"x"}, password -> x: a literal like a secret.
     if (m.start("compare") >= 0 or m.start("statement") >= 0 or m.start("fallback") >= 0
-            or m.start("brace") >= 0) and not _literal_secret(value):
+            or m.start("brace") >= 0 or m.start("arrow") >= 0) and not _literal_secret(value):
         return None
     if is_aws_account_id(name, value) or _version_re().fullmatch(value):
         return None                   # "tough-cookie": "^4.1.4": a package's version range
@@ -5569,7 +5575,7 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None,
     # A long text's prose forms are found by the name passes (_PROSE_LEADS); a short one, or
     # one the name passes skip, runs the prose patterns (compiling no name pattern for them).
     prose: Optional[Dict[str, int]] = None
-    if "=" in text or ":" in text or '"' in text or "'" in text:
+    if "=" in text or ":" in text or '"' in text or "'" in text or "->" in text or "\u2192" in text:
         mode = _name_mode(len(text))
         prose = {} if len(text) >= _PICK_TEXT else None
         for lead in _named_leads_in(low):
@@ -6188,6 +6194,9 @@ def _prose_span(text: str, low: str, m: re.Match[str]) -> Optional[Tuple[int, in
     # A label in strong emphasis (`**Password:** X`, `<b>Password:</b> X`) is a sentence's too:
     # no name is written so.
     owner = _prose_before_re().search(before) is not None or before.endswith(("**", "<b>", "<strong>"))
+    # So is a word that qualifies the noun before a dash (`root password - X`): a sentence's dash
+    # follows a clause, a label's its noun.
+    owner = owner or kind == "dash" and _word_before(low, start) != ""
     two_words = " " in low[start:m.start(kind)]
     bare_key = low.startswith("key", start)
     if bare_key:

@@ -303,3 +303,20 @@ def test_a_prose_value_after_a_qualifier_is_redacted(text):
                                   "Password (prod): ${PROD_PASSWORD}", "API key (staging): <your key>"])
 def test_a_qualified_noun_before_no_secret_stays(text):
     assert magihook.redact_credentials(text) == text
+
+
+# An arrow or a spaced dash between a name and its value, as `password => X` is read.
+ARROWED = ["password -> %s" % V, "password \u2192 %s" % V, "root password - %s" % V, "API_KEY -> %s" % SK,
+           "db_password\u2192%s" % V]
+
+
+@pytest.mark.parametrize("text", ARROWED)
+def test_a_value_after_an_arrow_or_a_spaced_dash_is_redacted(text):
+    assert redacted_everywhere(text, V if V in text else SK)
+
+
+@pytest.mark.parametrize("text", ["password -> see below", "token -> refresh_token", "ctx->password->%s" % V,
+                                  "password \u2192 <your password>", "api_key - see the docs",
+                                  "password - ${PASSWORD}", "Rotate the token - done in PR 1234"])
+def test_an_arrow_or_a_dash_before_no_secret_stays(text):
+    assert magihook.redact_credentials(text) == text
