@@ -4762,7 +4762,7 @@ def _value_pattern() -> str:
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4})
-                         |[ \t]{0,4}(?P<arrow>%(arrows)s)[ \t]{0,4}
+                         |[ \t]{0,4}(?:(?P<arrow>%(arrows)s)|(?P<cell>\|))[ \t]{0,4}
                          |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(call_run)s[(\[])
         (?(assign)(?!%(code)s))
@@ -4778,9 +4778,8 @@ def _value_pattern() -> str:
            "first_call_run": _possessive("[a-z0-9_$.]{0,64}", "first_call"), "typed": _TYPED_ASSIGNMENT,
            "colon_call_run": _possessive("[a-z0-9_$.]{0,64}", "colon_call"),
            "code": _SPACED_CODE_VALUE, "brace": _BRACE, "types": "|".join(sorted(_TYPE_WORDS)),
-           "schemes": _SCHEME_WORDS,
-           "unquoted": _UNQUOTED_VALUE, "entry_values": "|".join(_ENTRY_VALUE_KEYS),
-           "arrows": "|".join(_ARROWS)}
+           "schemes": _SCHEME_WORDS, "arrows": "|".join(_ARROWS),
+           "unquoted": _UNQUOTED_VALUE, "entry_values": "|".join(_ENTRY_VALUE_KEYS)}
 
 
 @functools.lru_cache(maxsize=1)
@@ -5293,9 +5292,7 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
         return None
     if m.group("close") and value[:1] == "/" and text[_name_start(text, stem) - 1:stem][:1] == "$":
         return None                   # -v "$PWD":/tmp: a variable in a string, then a path
-    # token === "x", password "x";, KEY || "x", AccountKey{"x"}, password -> x: a literal like a secret.
-    if (m.start("compare") >= 0 or m.start("statement") >= 0 or m.start("fallback") >= 0
-            or m.start("brace") >= 0 or m.start("arrow") >= 0) and not _literal_secret(value):
+    if not _separator_takes(text, m, stem, value, end):
         return None
     if is_aws_account_id(name, value) or _version_re().fullmatch(value):
         return None                   # "tough-cookie": "^4.1.4": a package's version range
@@ -5328,6 +5325,29 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
     if _is_placeholder(value) or _names_its_kind(name, value) or _describes_or_locates(value):
         return None
     return (start, _run_end(text, end) if maxed else end)
+
+
+# The separators (_value_pattern's groups) after which a value is held to a literal secret's
+# shape: token === "x", password "x";, KEY || "x", AccountKey{"x"}, password -> x, | API_KEY | x |.
+_LITERAL_SEPARATORS = ("compare", "statement", "fallback", "brace", "arrow", "cell")
+
+
+def _separator_takes(text: str, m: re.Match[str], stem: int, value: str, end: int) -> bool:
+    """M's separator takes VALUE, which ends at END after the name whose stem starts at STEM:
+    a literal like a secret after one of _LITERAL_SEPARATORS, and after a table's pipe, in the
+    cell after the name's (not `echo $API_KEY | base64`)."""
+    if any(m.start(group) >= 0 for group in _LITERAL_SEPARATORS) and not _literal_secret(value):
+        return False
+    return m.start("cell") < 0 or _fills_table_cells(text, _name_start(text, stem), end)
+
+
+def _fills_table_cells(text: str, name_start: int, value_end: int) -> bool:
+    """The name at NAME_START fills a cell of a Markdown table's row and the value ending at
+    VALUE_END the next one (`| API_KEY | sk-… |`, the settings a CLI prints or a document
+    lists): a pipe before the one and after the other, past the cells' spaces and a quote."""
+    before = text[max(0, name_start - 8):name_start].rstrip(" \t")
+    after = text[value_end:value_end + 9].lstrip(" \t\"'`")
+    return before.endswith("|") and after.startswith("|")
 
 
 # A regular expression's group or inline flags: (?:, (?i), (?P<x>).
@@ -5575,7 +5595,9 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None,
     # A long text's prose forms are found by the name passes (_PROSE_LEADS); a short one, or
     # one the name passes skip, runs the prose patterns (compiling no name pattern for them).
     prose: Optional[Dict[str, int]] = None
-    if "=" in text or ":" in text or '"' in text or "'" in text or "->" in text or "\u2192" in text:
+    # (A separator of no other kind: an arrow, a table's pipe at a row's start.)
+    if ("=" in text or ":" in text or '"' in text or "'" in text or "->" in text or "\u2192" in text
+            or "\n|" in text or text[:1] == "|"):
         mode = _name_mode(len(text))
         prose = {} if len(text) >= _PICK_TEXT else None
         for lead in _named_leads_in(low):

@@ -320,3 +320,27 @@ def test_a_value_after_an_arrow_or_a_spaced_dash_is_redacted(text):
                                   "password - ${PASSWORD}", "Rotate the token - done in PR 1234"])
 def test_an_arrow_or_a_dash_before_no_secret_stays(text):
     assert magihook.redact_credentials(text) == text
+
+
+# A Markdown table's row whose first cell is a credential's name: the settings a CLI prints, a
+# document lists.
+TABLE_ROWS = ["| API_KEY | %s |" % SK, "| DB_PASSWORD | %s |" % V,
+              "| Name | Value |\n| --- | --- |\n| password | %s |\n| region | eu-west-1 |" % V,
+              "| token | %s | the deploy token |" % V, '| API_KEY | "%s" |' % SK]
+
+
+@pytest.mark.parametrize("text", TABLE_ROWS)
+def test_a_table_cell_after_a_credential_name_is_redacted(text):
+    assert redacted_everywhere(text, V if V in text else SK)
+
+
+# A table of options (a type, a default, a description), a placeholder, a reference, a mask, a
+# path, an identifier, the header and rule of a table, and a pipe in a shell command.
+@pytest.mark.parametrize("text", [
+    "| Name | Type | Description |\n| --- | --- | --- |\n| password | string | The user's password |",
+    "| token | description |", "| --- | --- |", "| password | `string` |", "| password | true |",
+    "| API_KEY | <your key> |", "| API_KEY | ${API_KEY} |", "| password | **** |", "| password | /etc/secret/path |",
+    "| password | user_password |", "| token | Token used for auth |", "| api_key | string | no | API key |",
+    "echo $API_KEY | base64", "cat token | %s" % V, "grep password | %s" % V])
+def test_a_table_row_or_a_pipe_holding_no_secret_stays(text):
+    assert magihook.redact_credentials(text) == text
