@@ -5595,9 +5595,11 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None,
     # A long text's prose forms are found by the name passes (_PROSE_LEADS); a short one, or
     # one the name passes skip, runs the prose patterns (compiling no name pattern for them).
     prose: Optional[Dict[str, int]] = None
-    # (A separator of no other kind: an arrow, a table's pipe at a row's start.)
-    if ("=" in text or ":" in text or '"' in text or "'" in text or "->" in text or "\u2192" in text
-            or "\n|" in text or text[:1] == "|"):
+    # (A separator of no other kind: an arrow, a table's pipe at a row's start.  str's search
+    # for one character is the C library's, for two a loop over the text: each of these is
+    # looked for only in a text that holds its last character.)
+    if ("=" in text or ":" in text or '"' in text or "'" in text or ">" in text and "->" in text
+            or "\u2192" in text or "|" in text and ("\n|" in text or text[:1] == "|")):
         mode = _name_mode(len(text))
         prose = {} if len(text) >= _PICK_TEXT else None
         for lead in _named_leads_in(low):
