@@ -4749,7 +4749,8 @@ def _value_pattern() -> str:
            (?:\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(first_call_run)s[(\[]|%(code)s))
         (?=(?P<after_name>(?:(?P<close>\\{0,3}["']\]?|\[[0-9]{0,4}\])|)
                   (?P<sep>[ \t]{0,4}(?:=>|:::=|::=|:=|[?.]=|(?P<assign>=)|(?P<colon>:)(?![ \t]{0,4}%(typed)s))(?![=:])
-                          (?:(?<=[ \t]=|["']:)\r?\n[ \t]{1,16}(?=["'`])|[ \t]{0,4})
+                          (?:(?<=[ \t]=|["']:)\r?\n[ \t]{1,16}(?=["'`])
+                           |[ \t]{0,4}(?(colon)(?:(?P<block>[|>][+-]?)[ \t]{0,4}\r?\n[ \t]{1,16}|)))
                          |[ \t]{0,4}(?P<compare>[!=]==?)[ \t]{0,4}(?=@?["'`])
                          |[ \t]{0,4}(?P<fallback>\|\||\?\?)(?:\r?\n|)[ \t]{0,16}(?=["'`])
                          |(?P<brace>%(brace)s)
@@ -5334,10 +5335,13 @@ _LITERAL_SEPARATORS = ("compare", "statement", "fallback", "brace", "arrow", "ce
 
 def _separator_takes(text: str, m: re.Match[str], stem: int, value: str, end: int) -> bool:
     """M's separator takes VALUE, which ends at END after the name whose stem starts at STEM:
-    a literal like a secret after one of _LITERAL_SEPARATORS, and after a table's pipe, in the
-    cell after the name's (not `echo $API_KEY | base64`)."""
+    a literal like a secret after one of _LITERAL_SEPARATORS, after a YAML block scalar's `|` or
+    `>` the line's only word, and after a table's pipe, in the cell after the name's (not `echo
+    $API_KEY | base64`)."""
     if any(m.start(group) >= 0 for group in _LITERAL_SEPARATORS) and not _literal_secret(value):
         return False
+    if m.start("block") >= 0 and _prose_line_end_re().match(text, end) is None:
+        return False                  # password: |\n  the user's password: a paragraph
     return m.start("cell") < 0 or _fills_table_cells(text, _name_start(text, stem), end)
 
 

@@ -344,3 +344,21 @@ def test_a_table_cell_after_a_credential_name_is_redacted(text):
     "echo $API_KEY | base64", "cat token | %s" % V, "grep password | %s" % V])
 def test_a_table_row_or_a_pipe_holding_no_secret_stays(text):
     assert magihook.redact_credentials(text) == text
+
+
+# A YAML block scalar: the value on the line after its name's `|` or `>` (and a chomping sign).
+BLOCKS = ["password: |\n  %s\n" % V, "password: >-\n  %s\n" % V, "db:\n  db_password: |-\n    %s\n  host: db\n" % V,
+          "api_key: >\n  %s\n" % SK, "password: |\r\n  %s\r\n" % V]
+
+
+@pytest.mark.parametrize("text", BLOCKS)
+def test_a_yaml_block_scalar_after_a_credential_name_is_redacted(text):
+    assert redacted_everywhere(text, V if V in text else SK)
+
+
+# A paragraph, a reference, a placeholder, a script; and a block under a name of no credential.
+@pytest.mark.parametrize("text", [
+    "password: |\n  the user's password\n", "password: >-\n  ${PASSWORD}\n", "token: |\n  <your token>\n",
+    "token: |\n  echo %s | login\n" % V, "description: |\n  %s\n" % V, "password: |\n  %s and more\n" % V])
+def test_a_yaml_block_scalar_holding_no_secret_stays(text):
+    assert magihook.redact_credentials(text) == text
