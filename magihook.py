@@ -4574,7 +4574,7 @@ _ARROWS = (r"(?<=[ \t])->(?=[ \t])", r"\u2192")
 # A line break before `value:` or `=` is two branches, `\n` and `\r\n`, each led by a literal the
 # engine rejects in one compare: as `\r?\n`, led by a repeat, it was entered for every name.
 _NAME_SEPARATOR = (r"""(?=\\{0,3}%s["']?%s\]?%s(?:[ \t]{0,4}%s[=:?.,!|\u2192]|[ \t]{1,8}%s(?:[sv*&\["']|-[ \t>])"""
-                   r"""|\n[ \t]{0,16}%s(?:value:|=[ \t])|\r\n[ \t]{0,16}%s(?:value:|=[ \t])"""
+                   r"""|\t(?=[^\s])|\n[ \t]{0,16}%s(?:value:|=[ \t])|\r\n[ \t]{0,16}%s(?:value:|=[ \t])"""
                    r"""|\[[0-9]{0,4}\][ \t]{0,4}=|%s))""") % ((_WHOLE,) * 7 + (_BRACE,))
 
 
@@ -4763,7 +4763,7 @@ def _value_pattern() -> str:
                                   |(?<=["'])[ \t]{1,8}value[ \t]{0,4}=[ \t]{0,4}(?=["'])
                                   |[ \t]{1,4}-[ \t]{1,4}(?=["'])
                                   |\r?\n[ \t]{0,16}value:[ \t]{1,4})
-                         |[ \t]{0,4}(?:(?P<arrow>%(arrows)s)|(?P<cell>\|))[ \t]{0,4}
+                         |[ \t]{0,4}(?:(?P<arrow>%(arrows)s)|(?P<cell>\|))[ \t]{0,4}|(?P<column>\t)
                          |\r?\n[ \t]{1,16}=[ \t]{1,4}(?=["'`]))))(?P=after_name)
         (?!\$|["'`]\$|`bearer[ \t]{1,4}\$|[a-z_]%(call_run)s[(\[])
         (?(assign)(?!%(code)s))
@@ -5329,19 +5329,23 @@ def _value_span(text: str, m: re.Match[str], name: str, stem: int) -> Optional[T
 
 
 # The separators (_value_pattern's groups) after which a value is held to a literal secret's
-# shape: token === "x", password "x";, KEY || "x", AccountKey{"x"}, password -> x, | API_KEY | x |.
-_LITERAL_SEPARATORS = ("compare", "statement", "fallback", "brace", "arrow", "cell")
+# shape: token === "x", password "x";, KEY || "x", AccountKey{"x"}, password -> x, | API_KEY | x |,
+# and a tab between two columns (`DB_PASSWORD<tab>x`, `aws ... --output text`).
+_LITERAL_SEPARATORS = ("compare", "statement", "fallback", "brace", "arrow", "cell", "column")
 
 
 def _separator_takes(text: str, m: re.Match[str], stem: int, value: str, end: int) -> bool:
     """M's separator takes VALUE, which ends at END after the name whose stem starts at STEM:
     a literal like a secret after one of _LITERAL_SEPARATORS, after a YAML block scalar's `|` or
-    `>` the line's only word, and after a table's pipe, in the cell after the name's (not `echo
-    $API_KEY | base64`)."""
+    `>` the line's only word, after a tab the line's second and last column where the name is its
+    first, and after a table's pipe, in the cell after the name's (not `echo $API_KEY | base64`)."""
     if any(m.start(group) >= 0 for group in _LITERAL_SEPARATORS) and not _literal_secret(value):
         return False
     if m.start("block") >= 0 and _prose_line_end_re().match(text, end) is None:
         return False                  # password: |\n  the user's password: a paragraph
+    if m.start("column") >= 0:
+        start = _name_start(text, stem)
+        return text[start - 1:start] in ("", "\n", "\r") and _prose_line_end_re().match(text, end) is not None
     return m.start("cell") < 0 or _fills_table_cells(text, _name_start(text, stem), end)
 
 
@@ -5599,11 +5603,11 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None,
     # A long text's prose forms are found by the name passes (_PROSE_LEADS); a short one, or
     # one the name passes skip, runs the prose patterns (compiling no name pattern for them).
     prose: Optional[Dict[str, int]] = None
-    # (A separator of no other kind: an arrow, a table's pipe at a row's start.  str's search
+    # (A separator of no other kind: an arrow, a table's pipe at a row's start, a tab.  str's search
     # for one character is the C library's, for two a loop over the text: each of these is
     # looked for only in a text that holds its last character.)
     if ("=" in text or ":" in text or '"' in text or "'" in text or ">" in text and "->" in text
-            or "\u2192" in text or "|" in text and ("\n|" in text or text[:1] == "|")):
+            or "\u2192" in text or "|" in text and ("\n|" in text or text[:1] == "|") or "\t" in text):
         mode = _name_mode(len(text))
         prose = {} if len(text) >= _PICK_TEXT else None
         for lead in _named_leads_in(low):

@@ -362,3 +362,21 @@ def test_a_yaml_block_scalar_after_a_credential_name_is_redacted(text):
     "token: |\n  echo %s | login\n" % V, "description: |\n  %s\n" % V, "password: |\n  %s and more\n" % V])
 def test_a_yaml_block_scalar_holding_no_secret_stays(text):
     assert magihook.redact_credentials(text) == text
+
+
+# A name and its value in two tab-separated columns, a line each (`aws ... --output text`, a
+# spreadsheet pasted as text).
+COLUMNS = ["DB_PASSWORD\t%s" % V, "API_KEY\t%s\nREGION\teu-west-1\n" % SK, "name\tvalue\ndb_password\t%s\n" % V]
+
+
+@pytest.mark.parametrize("text", COLUMNS)
+def test_a_tab_separated_value_after_a_credential_name_is_redacted(text):
+    assert redacted_everywhere(text, V if V in text else SK)
+
+
+# A header, a count, a type, a word, a column after another, a line that goes on.
+@pytest.mark.parametrize("text", ["token\tdescription", "DB_PASSWORD\tstring", "token\t12345678",
+                                  "password\thunter", "x\tDB_PASSWORD\t%s" % V, "password\t%s\tcreated" % V,
+                                  "\tToken\tstring"])
+def test_tab_separated_columns_holding_no_secret_stay(text):
+    assert magihook.redact_credentials(text) == text
