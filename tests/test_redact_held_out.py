@@ -380,3 +380,16 @@ def test_a_tab_separated_value_after_a_credential_name_is_redacted(text):
                                   "\tToken\tstring"])
 def test_tab_separated_columns_holding_no_secret_stay(text):
     assert magihook.redact_credentials(text) == text
+
+
+def test_run_after_tool_result_redacts_every_layout(project):
+    # The layouts above in one tool output, through `run` as the model is sent it.
+    text = "\n".join(QUALIFIED + ARROWED + TABLE_ROWS + BLOCKS + COLUMNS)
+    settings = write_settings(project, {"redact_tool_output": True})
+    event = {"tool": {"name": "read", "call_id": "call_1"}, "request": {"path": "notes.md"},
+             "result": {"tool_name": "read", "success": True, "content": "first line\n%s\nlast line\n" % text,
+                        "metadata": {}}}
+    done = run_cli("run", "--phase", "after_tool", "--config", str(settings), event=event, cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    sent = json.dumps(done.json["tool_result"])
+    assert "last line" in sent and V not in sent and SK not in sent
