@@ -5603,11 +5603,7 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None,
     # A long text's prose forms are found by the name passes (_PROSE_LEADS); a short one, or
     # one the name passes skip, runs the prose patterns (compiling no name pattern for them).
     prose: Optional[Dict[str, int]] = None
-    # (A separator of no other kind: an arrow, a table's pipe at a row's start, a tab.  str's search
-    # for one character is the C library's, for two a loop over the text: each of these is
-    # looked for only in a text that holds its last character.)
-    if ("=" in text or ":" in text or '"' in text or "'" in text or ">" in text and "->" in text
-            or "\u2192" in text or "|" in text and ("\n|" in text or text[:1] == "|") or "\t" in text):
+    if _holds_separator(text):
         mode = _name_mode(len(text))
         prose = {} if len(text) >= _PICK_TEXT else None
         for lead in _named_leads_in(low):
@@ -5623,6 +5619,18 @@ def _named_spans(text: str, guessed: Optional[List[Tuple[int, int]]] = None,
     if prose is None and (":" in text or " is" in low or "\tis" in low or _holds_digit(text)):
         spans.extend(_prose_spans(text, low))
     return spans
+
+
+def _holds_separator(text: str) -> bool:
+    """TEXT holds a separator that a name's value may follow, so the name passes read it: most
+    texts hold `=`, `:` or a quote.  A table's pipe at a row's start and a tab are looked for in
+    any text; an arrow only in a short one, as chat and Markdown write arrows between words
+    (`build \u2192 deploy`), for which a long text with no other separator would pay a pass per
+    lead.  str's search for one character is the C library's, for two a loop over the text: `->`
+    and a row's pipe are looked for only in a text that holds their last character."""
+    return ("=" in text or ":" in text or '"' in text or "'" in text
+            or "|" in text and ("\n|" in text or text[:1] == "|") or "\t" in text
+            or len(text) < _PICK_TEXT and ("\u2192" in text or ">" in text and "->" in text))
 
 
 def _holds_digit(text: str) -> bool:
