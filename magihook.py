@@ -4658,10 +4658,11 @@ def _name_pattern(lead: str, with_value: bool) -> str:
 _PROSE_USER_WORD = r"(?!(?:is|was)[ \t])[\w.@+-]{1,64}" + _WHOLE
 _PROSE_USER = r"(?:(?:user[ \t]+)?(?:%s[ \t]+){0,3}%s|'[^'\s]{1,128}')" % (_PROSE_USER_WORD, _PROSE_USER_WORD)
 _PROSE_QUOTE = r"[\"'`<]?"
-# Who a value is for, by the word before it (`password for bob`, `password of bob`), and what
-# a qualifier in parentheses says it is for (`Password (prod): X`, `API key (staging): X`): each
-# takes the place of `for <user>`.
-_PROSE_OWNED_BY = "for|of"
+# Whose a value is (`password of bob: X`), and what a qualifier in parentheses says it is for
+# (`Password (prod): X`, `API key (staging): X`): each takes the place of `for <user>`.  "of"
+# only before one name and a colon: it follows a noun in many sentences (`the key of the map`),
+# which the pattern then rejects in a few steps.
+_PROSE_OF = r"of[ \t]+(?:user[ \t]+)?%s(?=:)" % _PROSE_USER_WORD
 _PROSE_QUALIFIER = r"\([^()\r\n]{1,32}\)"
 
 
@@ -4699,7 +4700,7 @@ def _prose_ahead(lead: str = "", after_name: bool = False) -> str:
               r"[\u2014\u2013-]-?%s%s%s" % (_WHOLE, more, value)]
     words += ["%sd?%s%sto%s%s" % (verb, _WHOLE, more, more, value) for verb in _PROSE_SETTERS.split("|")]
     first = r"(?=[a-z0-9_+\"'`<:(\u2014\u2013-])"
-    user = r"(?:%s)%s%s|%s" % (_PROSE_OWNED_BY, more, _PROSE_USER, _PROSE_QUALIFIER)
+    user = r"for%s%s|%s|%s" % (more, _PROSE_USER, _PROSE_OF, _PROSE_QUALIFIER)
     rest = r"%s|[ \t]%s%s(?:%s|%s|%s|%s)" % (colon, spaces, first, user, colon, "|".join(words), digits)
     tails = [tail for tail_lead, tail in _PROSE_TAILS.items() if lead in ("", tail_lead)]
     before = "" if after_name or not tails else "(?:%s|)" % "|".join(tails)
@@ -6117,8 +6118,8 @@ _PROSE_SEPARATORS = {
         ("bare", _PROSE_DIGIT)),
 }
 _PROSE_KINDS = tuple(kind for rows in _PROSE_SEPARATORS.values() for kind, _ in rows)
-_PROSE_REST = (r"(?:(?P<for>[ \t]+(?:(?:%s)[ \t]+%s|%s))|)(?:%s)%s(?P<v>[^\s\"'`<>]{8,256})" % (
-    _PROSE_OWNED_BY, _PROSE_USER, _PROSE_QUALIFIER,
+_PROSE_REST = (r"(?:(?P<for>[ \t]+(?:for[ \t]+%s|%s|%s))|)(?:%s)%s(?P<v>[^\s\"'`<>]{8,256})" % (
+    _PROSE_USER, _PROSE_OF, _PROSE_QUALIFIER,
     "|".join("%s(?:%s)" % (lead, "|".join("(?P<%s>%s)" % row for row in rows))
              for lead, rows in _PROSE_SEPARATORS.items()), _PROSE_QUOTE))
 # A bare "key" is a prose noun only before `is`, `was` or a colon (`The key is X`, `Aylien key:
@@ -6136,8 +6137,8 @@ _PROSE_NOUNS = {"pass": "pass(?:word|phrase|code)", "secret": "secret(?:[ _-]key
 # _PROSE_SEPARATORS, a dash or a digit's run, each a literal or a character set that the engine
 # tells in one compare), so the matches are the same.  The spaces before a word are needed: a run
 # read from the noun's end could span a text without spaces.
-_PROSE_OPENING = r"(?=:|\*\*:|[ \t]+%s(?::|%s|\(|is|was|has|%s|to|[\u2014\u2013-]|%s))" % (
-    _WHOLE, _PROSE_OWNED_BY, _PROSE_SETTERS, _PROSE_DIGIT_BRANCHES)
+_PROSE_OPENING = r"(?=:|\*\*:|[ \t]+%s(?::|for|%s|\(|is|was|has|%s|to|[\u2014\u2013-]|%s))" % (
+    _WHOLE, _PROSE_OF, _PROSE_SETTERS, _PROSE_DIGIT_BRANCHES)
 _prose_res = {noun: _lazy_re(pattern + _PROSE_REST) for noun, pattern in _PROSE_NOUNS.items()}
 # A long text's scan looks at the opening first; a short one's, and a match where the name passes
 # found a noun (_prose_at), compile without it: there it would cost a first call more than it spares.
