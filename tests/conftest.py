@@ -78,12 +78,13 @@ class CliResult:
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
-    """No user settings leak in: HOME is empty, MAGIHOOK_CONFIG unset."""
+    """No user settings leak in: HOME is empty, MAGIHOOK_CONFIG and each agent's home variable
+    ($CODEX_HOME, which moves the agent's user settings: doctor reads them there) unset."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("MAGIHOOK_CONFIG", raising=False)
-    monkeypatch.delenv("NO_COLOR", raising=False)
+    for variable in ["MAGIHOOK_CONFIG", "NO_COLOR"] + [agent.home_folder[0] for agent in magihook.AGENTS.values()]:
+        monkeypatch.delenv(variable, raising=False)
     return home
 
 
